@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Run the whole test suite (lint, unit tests, lessons, browser test), installing everything first if needed.
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+if ! command -v chromium >/dev/null; then
+  echo "== installing Debian's chromium for the browser test"
+  apt_install chromium || echo "== could not install chromium (needs root): browser tests will be skipped"
+fi
+echo "== ruff"; ruff check .
+echo "== pytest"; exec python -m pytest "$@"

@@ -1,0 +1,27 @@
+"""tapelab: learn how TensorFlow-2-style autodiff works by watching the gradient tape.
+
+    import tapelab as tl
+    x = tl.Variable(3.0)
+    with tl.GradientTape() as tape:
+        y = x * x
+    tape.gradient(y, x)   # 6.0
+"""
+
+from tapelab import linalg, math, nn, random  # noqa: F401
+from tapelab.dtypes import (  # noqa: F401
+    DType, as_dtype, bool, float16, float32, float64, int8, int16, int32, int64, uint8,
+)
+from tapelab.errors import InvalidArgumentError  # noqa: F401
+from tapelab.gradcheck import GradientCheck, check_gradients  # noqa: F401
+from tapelab.ops import (  # noqa: F401
+    abs, add, argmax, argmin, broadcast_to, cast, concat, divide, equal, exp, expand_dims, fill, floor, floordiv,
+    greater, greater_equal, identity, less, less_equal, log, logical_and, logical_not, logical_or, matmul,
+    maximum, minimum, multiply, negative, not_equal, one_hot, ones, ones_like, pow, range, reduce_max,
+    reduce_mean, reduce_sum, relu, reshape, sigmoid, sign, sqrt, square, stack, stop_gradient, subtract, tanh,
+    transpose, truediv, where, zeros, zeros_like,
+)
+from tapelab.primitives import OPS  # noqa: F401
+from tapelab.tape import GradientTape, UnconnectedGradients, gradients, name_scope  # noqa: F401
+from tapelab.tensor import Tensor, TensorShape, Variable, constant, convert_to_tensor  # noqa: F401
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+"""``tl.linalg``: matrix ops, as in ``tf.linalg``."""
+
+from tapelab.ops import matmul, matrix_transpose  # noqa: F401

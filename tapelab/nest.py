@@ -1,0 +1,26 @@
+"""Flatten nested lists / tuples / dicts of tensors and pack results back into the same structure."""
+
+
+def flatten(structure):
+    """The leaves of ``structure`` in order (dicts by sorted key, as TF does)."""
+    if isinstance(structure, dict):
+        return [leaf for k in sorted(structure) for leaf in flatten(structure[k])]
+    if isinstance(structure, (list, tuple)):
+        return [leaf for item in structure for leaf in flatten(item)]
+    return [structure]
+
+
+def pack_like(structure, leaves):
+    """Put ``leaves`` (as returned by :func:`flatten`) back into the shape of ``structure``."""
+    it = iter(leaves)
+
+    def build(s):
+        if isinstance(s, dict):
+            built = {k: build(s[k]) for k in sorted(s)}
+            return type(s)((k, built[k]) for k in s)
+        if isinstance(s, (list, tuple)):
+            items = [build(x) for x in s]
+            return type(s)(*items) if hasattr(s, "_fields") else type(s)(items)
+        return next(it)
+
+    return build(structure)

@@ -1,0 +1,274 @@
+"""The one table of primitives: for every op, its numpy forward, one VJP per input and the formulas.
+
+A VJP ("vector-Jacobian product") turns the gradient ``g`` that reaches an op's output into the
+contribution for one input. Each rule is written once, against a small backend ``B`` and plain
+operators, so the same rule runs on numpy arrays (ordinary ``gradient()``: fast) or on tensors
+(when an outer tape is recording: the backward pass is itself recorded, giving higher-order
+derivatives). Signature: ``vjp(B, g, out, *inputs, **params)``.
+"""
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from tapelab import dtypes
+
+
+class Op:
+    """One primitive. ``vjps[i]`` is the rule for input ``i`` (``None``: no gradient flows there)."""
+
+    __slots__ = ("name", "forward", "vjps", "formulas", "same_dtype", "float_only")
+
+    def __init__(self, name, forward, vjps=None, formulas=(), same_dtype=False, float_only=False):
+        self.name = name
+        self.forward = forward
+        self.vjps = vjps  # None: the whole op is not differentiable (never recorded)
+        self.formulas = formulas
+        self.same_dtype = same_dtype
+        self.float_only = float_only
+
+    @property
+    def differentiable(self):
+        return self.vjps is not None
+
+    def __repr__(self):
+        return f"<op {self.name}>"
+
+
+class _Each:
+    """The same rule for every input of a variadic op (concat): ``rules[i]`` binds ``i``."""
+
+    def __init__(self, rule):
+        self.rule = rule
+
+    def __getitem__(self, i):
+        return lambda *args, **params: self.rule(i, *args, **params)
+
+
+OPS = {}
+
+
+def defop(name, forward, vjps=None, formulas=(), **flags):
+    OPS[name] = Op(name, forward, vjps, formulas, **flags)
+
+
+def unbroadcast(B, g, shape):
+    """Sum ``g`` over the axes that broadcasting added or stretched, so it has ``shape`` again."""
+    if tuple(g.shape) == tuple(shape):
+        return g
+    lead = len(g.shape) - len(shape)
+    stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
+    return B.reshape(B.reduce_sum(g, axis=tuple(range(lead)) + stretched, keepdims=True), shape=tuple(shape))
+
+
+def _kept_shape(shape, axis):
+    # the shape a reduction over `axis` leaves with keepdims=True
+    axes = range(len(shape)) if axis is None else [a % len(shape) for a in axis]
+    return tuple(1 if i in axes else n for i, n in enumerate(shape))
+
+
+def _to_full(B, g, x_shape, axis):
+    # undo a reduction: put the reduced axes back (size 1), then broadcast to the input's shape
+    return B.broadcast_to(B.reshape(g, shape=_kept_shape(x_shape, axis)), shape=tuple(x_shape))
+
+
+def _mask(B, cond, like):
+    return B.cast(cond, dtype=like.dtype)  # True/False -> 1/0 in the gradient's dtype
+
+
+def _swap_last(B, x):
+    perm = tuple(range(len(x.shape) - 2)) + (len(x.shape) - 1, len(x.shape) - 2)
+    return B.transpose(x, perm=perm)
+
+
+def _no_grad(B, g, out, x, **_):
+    return B.zeros_like(x)  # piecewise constant: the derivative is 0 wherever it exists
+
+
+# --- numpy forwards that need more than one numpy call --------------------------------------
+
+def _sigmoid(x):
+    return (np.tanh(x * 0.5) + 1) * 0.5  # = 1 / (1 + e^-x), without overflow for large |x|
+
+
+def _logsumexp(x, axis):
+    m = np.max(x, axis=axis, keepdims=True)
+    return m + np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
+
+
+def _softmax(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _log_softmax(x, axis=-1):
+    return x - _logsumexp(x, axis)
+
+
+def _one_hot(indices, depth, on_value=1, off_value=0, dtype="float32"):
+    hot = indices[..., None] == np.arange(depth)
+    return np.where(hot, on_value, off_value).astype(dtypes.as_dtype(dtype).as_numpy_dtype)
+
+
+def _sparse_xent(labels, logits):
+    picked = np.take_along_axis(logits, labels[..., None].astype(np.intp), axis=-1)
+    return (_logsumexp(logits, -1) - picked)[..., 0]
+
+
+def _n_reduced(shape, axis):
+    # how many elements each output of a reduction over `axis` summarises
+    return max(int(np.prod([shape[a] for a in (range(len(shape)) if axis is None else axis)])), 1)
+
+
+def _reduce_mean(x, axis=None, keepdims=False):
+    total = np.sum(x, axis=axis, keepdims=keepdims, dtype=np.float64 if x.dtype.kind in "iub" else x.dtype)
+    mean = total / _n_reduced(x.shape, axis)
+    return np.trunc(mean).astype(x.dtype) if x.dtype.kind in "iu" else mean.astype(x.dtype)  # TF: int mean is int
+
+
+def _scatter(g, key, shape):
+    z = np.zeros(shape, dtype=g.dtype)
+    np.add.at(z, key, g)  # += so repeated indices accumulate
+    return z
+
+
+def _concat(*xs, axis):
+    return np.concatenate(xs, axis=axis)
+
+
+def _concat_vjp(i, B, g, out, *xs, axis):
+    start = sum(x.shape[axis] for x in xs[:i])
+    index = [slice(None)] * len(g.shape)
+    index[axis] = slice(start, start + xs[i].shape[axis])
+    return B.getitem(g, key=tuple(index))
+
+
+def _where_vjps():
+    def dx(B, g, out, cond, x, y):
+        return unbroadcast(B, B.where(cond, g, B.zeros_like(g)), x.shape)
+
+    def dy(B, g, out, cond, x, y):
+        return unbroadcast(B, B.where(cond, B.zeros_like(g), g), y.shape)
+
+    return (None, dx, dy)
+
+
+# --- the table -----------------------------------------------------------------------------
+# elementwise, one input
+defop("negative", np.negative, (lambda B, g, out, x: -g,), ("dx = -g",))
+defop("square", np.square, (lambda B, g, out, x: g * 2 * x,), ("dx = g * 2x",))
+defop("sqrt", np.sqrt, (lambda B, g, out, x: g * 0.5 / out,), ("dx = g / (2 sqrt(x))",), float_only=True)
+defop("exp", np.exp, (lambda B, g, out, x: g * out,), ("dx = g * exp(x)",), float_only=True)
+defop("log", np.log, (lambda B, g, out, x: g / x,), ("dx = g / x",), float_only=True)
+defop("abs", np.abs, (lambda B, g, out, x: g * B.sign(x),), ("dx = g * sign(x)",))
+defop("tanh", np.tanh, (lambda B, g, out, x: g * (1 - out * out),), ("dx = g * (1 - tanh(x)^2)",), float_only=True)
+defop("sigmoid", _sigmoid, (lambda B, g, out, x: g * out * (1 - out),), ("dx = g * s * (1 - s)",), float_only=True)
+defop("relu", lambda x: np.maximum(x, 0).astype(x.dtype),
+      (lambda B, g, out, x: g * _mask(B, x > 0, g),), ("dx = g * [x > 0]",))
+defop("sign", np.sign, (_no_grad,), ("dx = 0",))
+defop("floor", np.floor, (_no_grad,), ("dx = 0",), float_only=True)
+defop("cast", lambda x, dtype: x.astype(dtypes.as_dtype(dtype).as_numpy_dtype),
+      (lambda B, g, out, x, dtype: B.cast(g, dtype=x.dtype),), ("dx = cast(g, x.dtype)",))
+
+# elementwise, two inputs, broadcasting (each VJP undoes the broadcast with `unbroadcast`)
+defop("add", np.add,
+      (lambda B, g, out, x, y: unbroadcast(B, g, x.shape),
+       lambda B, g, out, x, y: unbroadcast(B, g, y.shape)),
+      ("dx = g", "dy = g"), same_dtype=True)
+defop("subtract", np.subtract,
+      (lambda B, g, out, x, y: unbroadcast(B, g, x.shape),
+       lambda B, g, out, x, y: unbroadcast(B, -g, y.shape)),
+      ("dx = g", "dy = -g"), same_dtype=True)
+defop("multiply", np.multiply,
+      (lambda B, g, out, x, y: unbroadcast(B, g * y, x.shape),
+       lambda B, g, out, x, y: unbroadcast(B, g * x, y.shape)),
+      ("dx = g * y", "dy = g * x"), same_dtype=True)
+defop("divide", np.true_divide,
+      (lambda B, g, out, x, y: unbroadcast(B, g / y, x.shape),
+       lambda B, g, out, x, y: unbroadcast(B, -g * out / y, y.shape)),
+      ("dx = g / y", "dy = -g * x / y^2"), same_dtype=True)
+defop("pow", np.power,
+      (lambda B, g, out, x, y: unbroadcast(B, g * y * x ** (y - 1), x.shape),
+       lambda B, g, out, x, y: unbroadcast(B, g * out * B.log(B.where(x > 0, x, B.ones_like(x))), y.shape)),
+      ("dx = g * y * x^(y-1)", "dy = g * x^y * log(x)   (0 where x <= 0)"), same_dtype=True)
+defop("maximum", np.maximum,
+      (lambda B, g, out, x, y: unbroadcast(B, g * _mask(B, x >= y, g), x.shape),
+       lambda B, g, out, x, y: unbroadcast(B, g * _mask(B, x < y, g), y.shape)),
+      ("dx = g * [x >= y]", "dy = g * [x < y]"), same_dtype=True)
+defop("minimum", np.minimum,
+      (lambda B, g, out, x, y: unbroadcast(B, g * _mask(B, x <= y, g), x.shape),
+       lambda B, g, out, x, y: unbroadcast(B, g * _mask(B, x > y, g), y.shape)),
+      ("dx = g * [x <= y]", "dy = g * [x > y]"), same_dtype=True)
+defop("floormod", np.mod,
+      (lambda B, g, out, x, y: unbroadcast(B, g, x.shape),
+       lambda B, g, out, x, y: unbroadcast(B, -g * B.floor(x / y), y.shape)),
+      ("dx = g", "dy = -g * floor(x / y)"), same_dtype=True)
+defop("where", lambda cond, x, y: np.where(cond, x, y), _where_vjps(),
+      (None, "dx = g where cond else 0", "dy = g where not cond else 0"))
+
+# linear algebra and shapes
+defop("matmul", np.matmul,
+      (lambda B, g, out, x, y: unbroadcast(B, g @ _swap_last(B, y), x.shape),
+       lambda B, g, out, x, y: unbroadcast(B, _swap_last(B, x) @ g, y.shape)),
+      ("dx = g @ y.T", "dy = x.T @ g"), same_dtype=True)
+defop("transpose", lambda x, perm: np.transpose(x, perm),
+      (lambda B, g, out, x, perm: B.transpose(g, perm=tuple(np.argsort(perm))),), ("dx = transpose(g, inverse perm)",))
+defop("reshape", lambda x, shape: np.reshape(x, shape),
+      (lambda B, g, out, x, shape: B.reshape(g, shape=tuple(x.shape)),), ("dx = reshape(g, x.shape)",))
+defop("broadcast_to", lambda x, shape: np.broadcast_to(x, shape),
+      (lambda B, g, out, x, shape: unbroadcast(B, g, x.shape),), ("dx = sum of g over the broadcast axes",))
+defop("concat", _concat, _Each(_concat_vjp), _Each(lambda i: f"dx{i} = g[the slice that x{i} filled]"),
+      same_dtype=True)
+defop("getitem", lambda x, key: x[key],
+      (lambda B, g, out, x, key: B.scatter(g, key=key, shape=tuple(x.shape)),), ("dx = zeros, with g added at [key]",))
+defop("scatter", _scatter, (lambda B, g, out, x, key, shape: B.getitem(g, key=key),), ("dx = g[key]",))
+
+# reductions
+defop("reduce_sum", lambda x, axis=None, keepdims=False: np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
+      (lambda B, g, out, x, axis, keepdims: _to_full(B, g, x.shape, axis),), ("dx = broadcast(g)",))
+defop("reduce_mean", _reduce_mean,
+      (lambda B, g, out, x, axis, keepdims: _to_full(B, g, x.shape, axis) / _n_reduced(x.shape, axis),),
+      ("dx = broadcast(g) / n",))
+defop("reduce_max", lambda x, axis=None, keepdims=False: np.max(x, axis=axis, keepdims=keepdims),
+      (lambda B, g, out, x, axis, keepdims: _max_vjp(B, g, out, x, axis),),
+      ("dx = g shared among the maxima",))
+
+
+def _max_vjp(B, g, out, x, axis):
+    # the gradient goes to the element(s) that were the maximum, split evenly among ties
+    hit = _mask(B, x == _to_full(B, out, x.shape, axis), x)
+    count = _to_full(B, B.reduce_sum(hit, axis=axis, keepdims=False), x.shape, axis)
+    return _to_full(B, g, x.shape, axis) * hit / count
+
+
+# neural-network ops (numerically stable forms)
+defop("softmax", _softmax,
+      (lambda B, g, out, x, axis: out * (g - B.reduce_sum(g * out, axis=(axis,), keepdims=True)),),
+      ("dx = y * (g - sum(g * y))",), float_only=True)
+defop("log_softmax", _log_softmax,
+      (lambda B, g, out, x, axis: g - B.exp(out) * B.reduce_sum(g, axis=(axis,), keepdims=True),),
+      ("dx = g - softmax(x) * sum(g)",), float_only=True)
+defop("sparse_softmax_cross_entropy_with_logits", _sparse_xent,
+      (None, lambda B, g, out, labels, logits: B.reshape(g, shape=tuple(g.shape) + (1,))
+       * (B.softmax(logits, axis=-1) - B.one_hot(labels, depth=logits.shape[-1], dtype=logits.dtype))),
+      (None, "dlogits = g * (softmax(logits) - one_hot(labels))"))
+
+# not differentiable: no VJP, never recorded; their outputs carry no gradient
+defop("stop_gradient", lambda x: x)
+defop("floordiv", np.floor_divide, same_dtype=True)
+defop("one_hot", _one_hot)
+defop("argmax", lambda x, axis, output_type: np.argmax(x, axis=axis).astype(output_type))
+defop("argmin", lambda x, axis, output_type: np.argmin(x, axis=axis).astype(output_type))
+for _name, _fn in [("equal", np.equal), ("not_equal", np.not_equal), ("less", np.less),
+                   ("less_equal", np.less_equal), ("greater", np.greater), ("greater_equal", np.greater_equal),
+                   ("logical_and", np.logical_and), ("logical_or", np.logical_or)]:
+    defop(_name, _fn, same_dtype=True)
+defop("logical_not", np.logical_not)
+
+
+# The numpy backend of the VJP rules: each op's own forward, plus two helpers.
+NUMPY = SimpleNamespace(
+    **{name: op.forward for name, op in OPS.items()},
+    zeros_like=np.zeros_like,
+    ones_like=np.ones_like,
+)

@@ -1,0 +1,48 @@
+"""Random tensors from one seedable generator, like ``tf.random``."""
+
+import numpy as np
+
+from tapelab import dtypes
+from tapelab.ops import _shape
+from tapelab.tensor import Tensor
+
+_generator = np.random.default_rng()
+
+
+def set_seed(seed):
+    """Make every later random draw (``normal``, ``uniform``, layer initialisers) repeatable."""
+    global _generator
+    _generator = np.random.default_rng(seed)
+
+
+def generator(seed=None):
+    """The global generator, or a fresh one for an op-level ``seed``."""
+    return _generator if seed is None else np.random.default_rng(seed)
+
+
+def normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
+    """Samples from N(mean, stddev^2).
+
+    >>> tl.random.set_seed(0); tl.random.normal([1000]).shape
+    TensorShape([1000])
+    """
+    np_dtype = _float("normal", dtype)
+    return Tensor(generator(seed).normal(mean, stddev, _shape(shape)).astype(np_dtype))
+
+
+def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
+    """Samples uniformly from [minval, maxval) (maxval defaults to 1 for floats)."""
+    dt = dtypes.as_dtype(dtype)
+    if dt.is_integer:
+        if maxval is None:
+            raise ValueError("uniform: an integer dtype needs maxval")
+        return Tensor(generator(seed).integers(minval, maxval, _shape(shape)).astype(dt.as_numpy_dtype))
+    np_dtype = _float("uniform", dtype)
+    return Tensor(generator(seed).uniform(minval, 1 if maxval is None else maxval, _shape(shape)).astype(np_dtype))
+
+
+def _float(name, dtype):
+    dt = dtypes.as_dtype(dtype)
+    if not dt.is_floating:
+        raise ValueError(f"{name}: dtype must be a float type, got {dt.name}")
+    return dt.as_numpy_dtype

@@ -1,0 +1,403 @@
+"""The gradient tape: records every op as a plain entry, then plays the entries back in reverse.
+
+    ops (primitives table) --run()--> Entry(op, inputs, values, output, params, scope) on each active tape
+    tape.gradient(target, sources) --> reversed entries, VJP rules, gradients summed per tensor
+"""
+
+import enum
+import threading
+import warnings
+
+import numpy as np
+
+from tapelab import dtypes, nest
+from tapelab.errors import InvalidArgumentError
+from tapelab.primitives import NUMPY
+from tapelab.tensor import Tensor, Variable
+
+
+class _State(threading.local):
+    """Per-thread switches: tapes recording in this thread never see another thread's ops."""
+
+    def __init__(self):
+        self.tapes = []  # the recording tapes, innermost last
+        self.scope = ""  # the current name_scope path, e.g. "dense_1/"
+
+
+_state = _State()
+
+
+class Entry:
+    """One recorded op: what ran, on which tensors (and their values then), what it produced."""
+
+    __slots__ = ("op", "inputs", "values", "output", "params", "scope")
+
+    def __init__(self, op, inputs, values, output, params, scope):
+        self.op, self.inputs, self.values, self.output, self.params, self.scope = (
+            op, inputs, values, output, params, scope)
+
+    def __repr__(self):
+        shapes = ", ".join(str(tuple(v.shape)) for v in self.values)
+        return f"<Entry {self.scope}{self.op.name}({shapes}) -> {tuple(self.output.shape)}>"
+
+
+def run(op, inputs, **params):
+    """Run primitive ``op`` on tensors ``inputs`` and record it on every tape that is watching them."""
+    values = tuple(t._value for t in inputs)
+    if op.same_dtype and len({v.dtype for v in values}) > 1:
+        raise InvalidArgumentError(_dtype_mismatch(op, inputs))
+    if op.float_only and values[0].dtype.kind != "f":
+        raise InvalidArgumentError(
+            f"{op.name}: expects a float tensor, got {values[0].dtype}. Cast it first, "
+            f"e.g. tl.cast(x, tl.float32), or write a float literal such as 4.0 instead of 4."
+        )
+    try:
+        out = Tensor(np.asarray(op.forward(*values, **params)))
+    except (ValueError, IndexError, TypeError) as e:
+        shapes = " and ".join(f"{tuple(v.shape)} {v.dtype}" for v in values)
+        raise InvalidArgumentError(f"{op.name}: cannot compute it for inputs {shapes}: {e}") from None
+    if _state.tapes and op.vjps is not None:
+        for tape in _state.tapes:
+            tape._record(op, inputs, values, out, params)
+    return out
+
+
+def _dtype_mismatch(op, inputs):
+    names = [t.dtype.name for t in inputs]
+    wider = next((n for n in ("float64", "float32", "float16") if n in names), names[0])
+    return (
+        f"{op.name}: all inputs must have the same dtype, got {' and '.join(names)}. tapelab never converts "
+        f"silently (neither does TensorFlow): convert one input first, e.g. tl.cast(x, tl.{wider})."
+    )
+
+
+class UnconnectedGradients(enum.Enum):
+    """What ``gradient()`` returns for a source the target does not depend on."""
+
+    NONE = "none"
+    ZERO = "zero"
+
+
+class GradientTape:
+    """Records operations for automatic differentiation, like ``tf.GradientTape``.
+
+    >>> x = tl.Variable(3.0)
+    >>> with tl.GradientTape() as tape:
+    ...     y = x * x
+    >>> tape.gradient(y, x)
+    <tapelab.Tensor: shape=(), dtype=float32, numpy=6.0>
+    """
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self.persistent = persistent
+        self.watch_accessed_variables = watch_accessed_variables
+        self.entries = []
+        self._tracked = {}  # id -> tensor: watched tensors and outputs of recorded ops
+        self._watched = {}  # id -> tensor: what watch() (or reading a Variable) added, in order
+        self._used = False
+        self._was_reset = False
+
+    # --- recording ---------------------------------------------------------------------------
+    def __enter__(self):
+        if self in _state.tapes:
+            raise RuntimeError(
+                "this GradientTape is already recording: a tape cannot be entered twice at once. "
+                "Use one `with` block per tape, or a new GradientTape() for a nested (higher-order) tape."
+            )
+        if self._used:
+            raise RuntimeError(
+                "this non-persistent GradientTape was already used by gradient() and has released what it "
+                "recorded. Create a new GradientTape() (or use persistent=True)."
+            )
+        _state.tapes.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        if self in _state.tapes:
+            _state.tapes.remove(self)
+        return False
+
+    def _record(self, op, inputs, values, out, params):
+        tracked = self._tracked
+        hit = False
+        for t in inputs:
+            if id(t) in tracked:
+                hit = True
+            elif self.watch_accessed_variables and type(t) is Variable and t.trainable and t._value.dtype.kind == "f":
+                self._watch_one(t)
+                hit = True
+        if hit:
+            self.entries.append(Entry(op, inputs, values, out, params, _state.scope))
+            if out._value.dtype.kind == "f":
+                tracked[id(out)] = out
+
+    def watch(self, tensor):
+        """Ask the tape to track ``tensor`` (or a list/tuple/dict of them) so gradients can reach it."""
+        for t in nest.flatten(tensor):
+            if not isinstance(t, Tensor):
+                raise TypeError(
+                    f"watch() takes tensors or Variables, not {type(t).__name__} ({t!r}). "
+                    f"Make a tensor first, e.g. x = tl.constant({t!r}), compute with x, and watch x."
+                )
+            if t._value.dtype.kind != "f":
+                warnings.warn(
+                    f"watch(): the tensor has dtype {t.dtype.name}; only float tensors have gradients, so its "
+                    f"gradient will be None. Use a float, e.g. tl.constant(3.0) or tl.cast(x, tl.float32).",
+                    stacklevel=2,
+                )
+                continue
+            self._watch_one(t)
+
+    def _watch_one(self, t):
+        self._tracked[id(t)] = t
+        self._watched[id(t)] = t
+
+    def watched_variables(self):
+        """The Variables this tape watches (explicitly or because they were read while recording)."""
+        return tuple(t for t in self._watched.values() if isinstance(t, Variable))
+
+    def stop_recording(self):
+        """A context in which this tape records nothing (like TF's ``tape.stop_recording()``)."""
+        if self not in _state.tapes:
+            raise RuntimeError(
+                "stop_recording() is for a tape that is recording: use it inside `with tl.GradientTape() as tape:`."
+            )
+        return _Paused(self)
+
+    def reset(self):
+        """Forget everything recorded and watched, as if this were a new tape (recording goes on)."""
+        self.entries = []
+        self._tracked.clear()
+        self._watched.clear()
+        self._used = False
+        self._was_reset = True
+
+    # --- playing back --------------------------------------------------------------------------
+    def gradient(self, target, sources, output_gradients=None,
+                 unconnected_gradients=UnconnectedGradients.NONE):
+        """d(target)/d(sources), summed over the elements of a non-scalar or list target.
+
+        ``sources`` may be one tensor, or a list, tuple or dict of them: the result has the same
+        structure. A source the target does not depend on gets ``None`` (or zeros with
+        ``unconnected_gradients="zero"``); integer sources always get ``None``.
+        """
+        unconnected = _unconnected(unconnected_gradients)
+        self._check_usable("gradient")
+        flat_sources = self._flat_sources(sources, "gradient")
+        targets = nest.flatten(target)
+        seeds = self._seeds(targets, output_gradients)
+        grads = self._backprop(seeds, flat_sources)
+        self._release()
+        return nest.pack_like(sources, [self._result(s, grads, unconnected) for s in flat_sources])
+
+    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
+                 parallel_iterations=None, experimental_use_pfor=True):
+        """The full Jacobian: result ``[i...]`` has shape ``target.shape + source.shape``."""
+        unconnected = _unconnected(unconnected_gradients)
+        self._check_usable("jacobian")
+        flat_sources = self._flat_sources(sources, "jacobian")
+        target = _as_target(target, "jacobian")
+        shape = tuple(target.shape)
+        rows = []  # one gradient per element of the target
+        for k in range(int(np.prod(shape, dtype=np.int64))):
+            seed = np.zeros(int(np.prod(shape, dtype=np.int64)), target._value.dtype)
+            seed[k] = 1
+            grads = self._backprop({id(target): (target, seed.reshape(shape))}, flat_sources)
+            rows.append([self._result(s, grads, unconnected) for s in flat_sources])
+        self._release()
+        result = []
+        for j, s in enumerate(flat_sources):
+            column = [row[j] for row in rows]
+            if any(c is None for c in column):
+                result.append(None)
+            elif column:
+                from tapelab import ops
+                result.append(ops.reshape(ops.stack(column), shape + tuple(s.shape)))
+            else:  # a target with no elements
+                result.append(Tensor(np.zeros(shape + tuple(s.shape), s._value.dtype)))
+        return nest.pack_like(sources, result)
+
+    def _check_usable(self, what):
+        if self._used:
+            raise RuntimeError(
+                f"{what}(): a non-persistent GradientTape can only be used to compute one set of gradients "
+                "(or jacobians); this one already did and released what it recorded. To call gradient() "
+                "more than once, create the tape with tl.GradientTape(persistent=True)."
+            )
+
+    def _flat_sources(self, sources, what):
+        flat = nest.flatten(sources)
+        for s in flat:
+            if not isinstance(s, Tensor):
+                raise TypeError(
+                    f"{what}(): every source must be a tensor or Variable, got {type(s).__name__} ({s!r}). "
+                    "Gradients are taken with respect to values the tape saw: make it a tl.Variable (or "
+                    "tl.constant and tape.watch it) and compute with that inside the tape."
+                )
+        return flat
+
+    def _seeds(self, targets, output_gradients):
+        """The starting gradients: ones (so non-scalar targets are summed) or ``output_gradients``."""
+        targets = [_as_target(t, "gradient") for t in targets]
+        given = [None] * len(targets) if output_gradients is None else nest.flatten(output_gradients)
+        if len(given) != len(targets):
+            raise ValueError(
+                f"gradient(): {len(targets)} target(s) but {len(given)} output_gradients; give one per target."
+            )
+        seeds = {}
+        for t, g in zip(targets, given):
+            g = np.ones_like(t._value) if g is None else np.asarray(g, dtype=t._value.dtype)
+            if g.shape != t._value.shape:
+                raise ValueError(
+                    f"gradient(): output_gradients has shape {g.shape} but its target has shape "
+                    f"{tuple(t.shape)}; they must match."
+                )
+            if id(t) in seeds:  # the same target twice: its seeds add up
+                g = seeds[id(t)][1] + g
+            seeds[id(t)] = (t, g)
+        if self._was_reset and not any(id(t) in self._tracked for t, _ in seeds.values()):
+            raise RuntimeError(
+                "gradient(): this tape was reset() after the target was computed, so the ops that produced it "
+                "are gone. Compute the target again after reset(), inside the tape."
+            )
+        return seeds
+
+    def _backprop(self, seeds, sources, on_step=None):
+        """Walk the entries backwards from ``seeds`` ({id: (tensor, gradient)}); return {id: gradient}.
+
+        Only entries on a path from a source to the target are visited. If another tape is
+        recording, the VJPs run as recorded tensor ops so that tape can differentiate them again.
+        """
+        source_ids = {id(s) for s in sources}
+        reaches = set(source_ids)  # ids of tensors that depend on some source
+        for e in self.entries:
+            if any(id(x) in reaches for x in e.inputs):
+                reaches.add(id(e.output))
+        outer = [t for t in _state.tapes if t is not self]
+        B, as_value = (_tensor_backend(), _same) if outer else (NUMPY, _array)
+        paused = self in _state.tapes
+        if paused:  # the backward pass is not part of this tape's own forward recording
+            _state.tapes.remove(self)
+        try:
+            grads = {k: as_value(Tensor(g)) for k, (t, g) in seeds.items()}
+            for e in reversed(self.entries):
+                out_id = id(e.output)
+                if out_id not in reaches or out_id not in grads:
+                    continue
+                g = grads[out_id] if out_id in source_ids else grads.pop(out_id)
+                values = e.values if B is NUMPY else e.inputs
+                out = e.output._value if B is NUMPY else e.output
+                for i, x in enumerate(e.inputs):
+                    rule = e.op.vjps[i]
+                    if rule is None or id(x) not in reaches:
+                        continue
+                    c = rule(B, g, out, *values, **e.params)
+                    if tuple(c.shape) != tuple(x.shape):
+                        raise AssertionError(
+                            f"{e.op.name}: the gradient rule for input {i} returned shape {tuple(c.shape)} "
+                            f"but the input has shape {tuple(x.shape)} (a bug in the rule)."
+                        )
+                    prev = grads.get(id(x))
+                    grads[id(x)] = c if prev is None else prev + c
+                    if on_step is not None:
+                        on_step(e, i, g, c, grads[id(x)])
+        finally:
+            if paused:
+                _state.tapes.append(self)
+        return grads
+
+    def _result(self, source, grads, unconnected):
+        if source._value.dtype.kind != "f":
+            return None  # integers have no gradient
+        g = grads.get(id(source))
+        if g is None:
+            if unconnected is UnconnectedGradients.ZERO:
+                return Tensor(np.zeros_like(source._value))
+            return None
+        return g if isinstance(g, Tensor) else Tensor(np.asarray(g))
+
+    def _release(self):
+        if not self.persistent:
+            self._used = True
+            self.entries = []
+            self._tracked = {}
+            self._watched = {}
+
+    # --- display ------------------------------------------------------------------------------
+    def __repr__(self):
+        kind = "persistent " if self.persistent else ""
+        return f"<tapelab.GradientTape {kind}with {len(self.entries)} entries>"
+
+
+def _same(t):
+    return t
+
+
+def _array(t):
+    return t._value
+
+
+def _tensor_backend():
+    from tapelab import ops
+    return ops.BACKEND
+
+
+def _as_target(t, what):
+    if not isinstance(t, Tensor):
+        raise TypeError(
+            f"{what}(): the target must be a tensor computed inside the tape, got {type(t).__name__} ({t!r})."
+        )
+    return t
+
+
+def _unconnected(value):
+    try:
+        return UnconnectedGradients(value.value if isinstance(value, UnconnectedGradients) else str(value).lower())
+    except ValueError:
+        raise ValueError(
+            f"unconnected_gradients={value!r} is not understood. Use tl.UnconnectedGradients.NONE (the "
+            f"default: None for sources the target does not depend on) or tl.UnconnectedGradients.ZERO (zeros)."
+        ) from None
+
+
+class _Paused:
+    def __init__(self, tape):
+        self.tape = tape
+
+    def __enter__(self):
+        self.index = _state.tapes.index(self.tape)
+        _state.tapes.remove(self.tape)
+
+    def __exit__(self, *exc):
+        _state.tapes.insert(self.index, self.tape)
+        return False
+
+
+class name_scope:
+    """Group the ops recorded inside under a name, like ``tf.name_scope``; the graph draws each group.
+
+    >>> with tl.name_scope("layer1"):
+    ...     y = x * 2.0
+    """
+
+    def __init__(self, name):
+        if not isinstance(name, str) or not name or "/" in name:
+            raise ValueError(f"name_scope: the name must be a non-empty string without '/', got {name!r}")
+        self.name = name
+
+    def __enter__(self):
+        self._outer = _state.scope
+        _state.scope = f"{self._outer}{self.name}/"
+        return _state.scope
+
+    def __exit__(self, *exc):
+        _state.scope = self._outer
+        return False
+
+
+def gradients(*args, **kwargs):
+    """Symbolic gradients do not exist in eager mode: use a GradientTape."""
+    raise RuntimeError(
+        "tapelab.gradients is not supported when eager execution is enabled. Use tapelab.GradientTape instead:\n"
+        "    with tl.GradientTape() as tape:\n        loss = ...\n    grads = tape.gradient(loss, variables)"
+    )

@@ -1,0 +1,349 @@
+"""Tensor and Variable: immutable values and mutable model state, shaped like TF's eager tensors."""
+
+import numpy as np
+
+from tapelab import dtypes
+
+_PRINT_OPTIONS = dict(precision=8, suppress=False, threshold=1000)
+
+
+class TensorShape(tuple):
+    """A tensor's shape: a tuple with TF's ``as_list()`` and ``rank``."""
+
+    __slots__ = ()
+
+    @property
+    def rank(self):
+        return len(self)
+
+    def as_list(self):
+        return list(self)
+
+    def num_elements(self):
+        return int(np.prod(self, dtype=np.int64))
+
+    def __repr__(self):
+        return f"TensorShape({list(self)})"
+
+
+class Tensor:
+    """An immutable n-d array produced by a tapelab op; ``numpy()`` gives its value."""
+
+    __slots__ = ("_value", "__weakref__")
+    __array_priority__ = 100  # `ndarray + tensor` defers to Tensor.__radd__, as in TF
+
+    def __init__(self, value):
+        self._value = value
+
+    # --- reading the value -------------------------------------------------------------
+    def numpy(self):
+        """The value as a numpy array (a 0-d tensor gives a numpy scalar, as in TF)."""
+        v = self._value
+        return v[()] if v.ndim == 0 else v
+
+    @property
+    def shape(self):
+        return TensorShape(self._value.shape)
+
+    @property
+    def dtype(self):
+        return dtypes.of_array(self._value)
+
+    @property
+    def ndim(self):
+        return self._value.ndim
+
+    def get_shape(self):
+        return self.shape
+
+    def __array__(self, dtype=None, copy=None):
+        return self._value if dtype is None else self._value.astype(dtype)
+
+    def __len__(self):
+        if self._value.ndim == 0:
+            raise TypeError("len() of a 0-d (scalar) tensor is undefined; it has no first axis")
+        return len(self._value)
+
+    def __iter__(self):
+        if self._value.ndim == 0:
+            raise TypeError("cannot iterate over a 0-d (scalar) tensor")
+        return (self[i] for i in range(len(self._value)))
+
+    def _scalar(self, kind):
+        if self._value.size != 1:
+            raise ValueError(
+                f"{kind}() needs a tensor with exactly one element, but this one has shape "
+                f"{tuple(self._value.shape)}. Reduce it first (e.g. tl.reduce_sum) or index one element."
+            )
+        return self._value.reshape(()).item()
+
+    def __bool__(self):
+        return bool(self._scalar("bool"))
+
+    def __int__(self):
+        return int(self._scalar("int"))
+
+    def __float__(self):
+        return float(self._scalar("float"))
+
+    def __index__(self):
+        if not self.dtype.is_integer:
+            raise TypeError(f"only integer tensors can be used as an index, not {self.dtype.name}")
+        return int(self._scalar("index"))
+
+    def __format__(self, spec):
+        return format(self._value.item() if self._value.ndim == 0 else self._value, spec)
+
+    def __hash__(self):
+        raise TypeError(
+            "Tensor is unhashable (== compares element by element). Use tensor.ref() as a dict key or set member."
+        )
+
+    def ref(self):
+        """A hashable reference to this tensor, usable as a dict key (``.deref()`` gives it back)."""
+        return _Ref(self)
+
+    def _text(self, as_repr):
+        v = self._value
+        with np.printoptions(**_PRINT_OPTIONS):
+            return repr(v) if as_repr and v.ndim else str(v)
+
+    def __str__(self):
+        return f"tapelab.Tensor({self._text(False)}, shape={tuple(self.shape)}, dtype={self.dtype.name})"
+
+    def __repr__(self):
+        return f"<tapelab.Tensor: shape={tuple(self.shape)}, dtype={self.dtype.name}, numpy={self._text(True)}>"
+
+    # --- operators: each one is a recorded op ------------------------------------------------
+    def __add__(self, other):
+        return _ops.add(self, other)
+
+    def __radd__(self, other):
+        return _ops.add(other, self)
+
+    def __sub__(self, other):
+        return _ops.subtract(self, other)
+
+    def __rsub__(self, other):
+        return _ops.subtract(other, self)
+
+    def __mul__(self, other):
+        return _ops.multiply(self, other)
+
+    def __rmul__(self, other):
+        return _ops.multiply(other, self)
+
+    def __truediv__(self, other):
+        return _ops.divide(self, other)
+
+    def __rtruediv__(self, other):
+        return _ops.divide(other, self)
+
+    def __floordiv__(self, other):
+        return _ops.floordiv(self, other)
+
+    def __rfloordiv__(self, other):
+        return _ops.floordiv(other, self)
+
+    def __mod__(self, other):
+        return _ops.floormod(self, other)
+
+    def __rmod__(self, other):
+        return _ops.floormod(other, self)
+
+    def __pow__(self, other):
+        return _ops.pow(self, other)
+
+    def __rpow__(self, other):
+        return _ops.pow(other, self)
+
+    def __matmul__(self, other):
+        return _ops.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _ops.matmul(other, self)
+
+    def __neg__(self):
+        return _ops.negative(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _ops.abs(self)
+
+    def __getitem__(self, key):
+        return _ops.getitem(self, key)
+
+    def __eq__(self, other):
+        if other is None:
+            return False
+        return _ops.equal(self, other)
+
+    def __ne__(self, other):
+        if other is None:
+            return True
+        return _ops.not_equal(self, other)
+
+    def __lt__(self, other):
+        return _ops.less(self, other)
+
+    def __le__(self, other):
+        return _ops.less_equal(self, other)
+
+    def __gt__(self, other):
+        return _ops.greater(self, other)
+
+    def __ge__(self, other):
+        return _ops.greater_equal(self, other)
+
+    def __and__(self, other):
+        return _ops.logical_and(self, other)
+
+    def __or__(self, other):
+        return _ops.logical_or(self, other)
+
+    def __invert__(self):
+        return _ops.logical_not(self)
+
+
+class _Ref:
+    __slots__ = ("_tensor",)
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+
+    def deref(self):
+        return self._tensor
+
+    def __hash__(self):
+        return id(self._tensor)
+
+    def __eq__(self, other):
+        return isinstance(other, _Ref) and other._tensor is self._tensor
+
+
+class Variable(Tensor):
+    """Mutable state, like ``tf.Variable``: the tape watches trainable float Variables automatically.
+
+    >>> w = tl.Variable(5.0, name="w")
+    >>> w.assign_sub(0.5)
+    <tapelab.Variable 'w:0' shape=() dtype=float32, numpy=4.5>
+    """
+
+    __slots__ = ("_name", "trainable")
+
+    def __init__(self, initial_value, trainable=True, name=None, dtype=None):
+        if callable(initial_value):
+            initial_value = initial_value()
+        value = convert_to_tensor(initial_value, dtype=dtype)._value
+        super().__init__(np.array(value))  # own copy: nobody else can change our value
+        self._name = name or "Variable"
+        self.trainable = bool(trainable)
+
+    @property
+    def name(self):
+        return f"{self._name}:0"
+
+    def value(self):
+        """The current value as a plain Tensor."""
+        return Tensor(self._value)
+
+    read_value = value
+
+    def _new_value(self, value, how):
+        new = convert_to_tensor(value, dtype=self.dtype)._value
+        if new.shape != self._value.shape:
+            raise ValueError(
+                f"{how}: shape mismatch for Variable '{self.name}': the variable has shape "
+                f"{tuple(self._value.shape)} but the value has shape {tuple(new.shape)}. A Variable keeps its "
+                "shape; reshape the value, or make a new Variable."
+            )
+        return new
+
+    def assign(self, value, read_value=True):
+        """Replace the value (same shape and dtype); recorded tapes keep the old value they saw."""
+        self._value = np.array(self._new_value(value, "assign"))
+        return self if read_value else None
+
+    def assign_add(self, delta, read_value=True):
+        """``self = self + delta``, in place."""
+        self._value = self._value + self._new_value(delta, "assign_add")
+        return self if read_value else None
+
+    def assign_sub(self, delta, read_value=True):
+        """``self = self - delta``, in place."""
+        self._value = self._value - self._new_value(delta, "assign_sub")
+        return self if read_value else None
+
+    def __str__(self):
+        return self.__repr__()
+
+    def __repr__(self):
+        return (
+            f"<tapelab.Variable '{self.name}' shape={tuple(self.shape)} dtype={self.dtype.name}, "
+            f"numpy={self._text(True)}>"
+        )
+
+
+def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
+    """Turn a Python number, nested list, numpy array or tensor into a Tensor (TF's dtype rules).
+
+    Python floats become float32 and ints int32; numpy arrays keep their dtype.
+
+    >>> tl.convert_to_tensor([1, 2]).dtype
+    tl.int32
+    """
+    if isinstance(value, Tensor):
+        if dtype is not None and dtypes.as_dtype(dtype) != value.dtype:
+            raise ValueError(
+                f"Tensor conversion requested dtype {dtypes.as_dtype(dtype).name} for a tensor with dtype "
+                f"{value.dtype.name}. Use tl.cast(x, tl.{dtypes.as_dtype(dtype).name}) to convert it."
+            )
+        return value
+    if dtype is None and dtype_hint is not None and not isinstance(value, (np.ndarray, np.generic)):
+        dtype = dtype_hint
+    if dtype is None:
+        np_dtype = dtypes.infer_numpy_dtype(value)
+    else:
+        np_dtype = dtypes.as_dtype(dtype).as_numpy_dtype
+        _check_lossless(value, np_dtype)
+    try:
+        array = np.asarray(value, dtype=np_dtype)
+    except (ValueError, TypeError) as e:
+        raise TypeError(f"cannot make a {np_dtype} tensor from {value!r}: {e}") from None
+    return Tensor(array)
+
+
+def _check_lossless(value, np_dtype):
+    # TF refuses to turn 2.5 into an int32 tensor instead of silently truncating it.
+    if np_dtype.kind in "iub" and not isinstance(value, (np.ndarray, np.generic)):
+        if np.asarray(value).dtype.kind == "f":
+            raise TypeError(
+                f"Cannot convert {value!r} to a tensor of dtype {np_dtype}: Python floats are not silently "
+                f"truncated. Use a float tensor, or tl.cast(tl.constant({value!r}), tl.{np_dtype}) to truncate."
+            )
+
+
+def constant(value, dtype=None, shape=None, name=None):
+    """A new constant tensor, like ``tf.constant``.
+
+    >>> tl.constant([[1, 2], [3, 4]])
+    <tapelab.Tensor: shape=(2, 2), dtype=int32, numpy=
+    array([[1, 2],
+           [3, 4]], dtype=int32)>
+    """
+    t = convert_to_tensor(value, dtype=dtype)
+    array = np.array(t._value)
+    if shape is not None:
+        shape = tuple(shape)
+        if array.size == 1:
+            array = np.full(shape, array.reshape(()), dtype=array.dtype)
+        elif array.size == int(np.prod(shape)):
+            array = array.reshape(shape)
+        else:
+            raise TypeError(f"constant: cannot give {array.size} values the shape {shape}")
+    return Tensor(array)
+
+
+from tapelab import ops as _ops  # noqa: E402  (operators call ops; ops build on Tensor)
