@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from tapelab import dtypes, nest
+from tapelab import nest
 from tapelab.errors import InvalidArgumentError
 from tapelab.primitives import NUMPY
 from tapelab.tensor import Tensor, Variable
