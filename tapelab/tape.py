@@ -7,6 +7,7 @@
 import enum
 import threading
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,6 +22,7 @@ class _State(threading.local):
 
     def __init__(self):
         self.tapes = []  # the recording tapes, innermost last
+        self.paused = []  # tapes inside stop_recording(): they only note what was computed unrecorded
         self.scope = ""  # the current name_scope path, e.g. "dense_1/"
 
 
@@ -59,6 +61,10 @@ def run(op, inputs, **params):
     if _state.tapes and op.vjps is not None:
         for tape in _state.tapes:
             tape._record(op, inputs, values, out, params)
+    if _state.paused:
+        for tape in _state.paused:
+            if any(id(t) in tape._tracked or id(t) in tape._stopped for t in inputs):
+                tape._stopped[id(out)] = out
     return out
 
 
@@ -69,6 +75,33 @@ def _dtype_mismatch(op, inputs):
         f"{op.name}: all inputs must have the same dtype, got {' and '.join(names)}. tapelab never converts "
         f"silently (neither does TensorFlow): convert one input first, e.g. tl.cast(x, tl.{wider})."
     )
+
+
+@dataclass
+class Backward:
+    """What one ``gradient()`` call saw and produced (kept on the tape for display as ``last_backward``)."""
+
+    entries: list  # the tape's entries, in execution order
+    targets: list  # the target tensors
+    sources: list  # the source tensors, flattened
+    grads: dict  # id(tensor) -> gradient (numpy array) for every tensor the gradient reached
+    tracked: set  # ids of tensors the tape tracked (watched, or computed from watched ones)
+    stopped: set  # ids of tensors computed from tracked ones while recording was stopped
+
+
+@dataclass
+class Step:
+    """One op of the backward pass: the gradient arriving at its output and what it sent to each input.
+
+    ``contributions`` holds ``(input index, input tensor, formula, contribution, running sum)``;
+    ``totals`` maps id(tensor) -> that tensor's accumulated gradient after this step.
+    """
+
+    index: int  # the entry's position on the tape
+    entry: Entry
+    upstream: np.ndarray
+    contributions: list
+    totals: dict
 
 
 class UnconnectedGradients(enum.Enum):
@@ -94,6 +127,8 @@ class GradientTape:
         self.entries = []
         self._tracked = {}  # id -> tensor: watched tensors and outputs of recorded ops
         self._watched = {}  # id -> tensor: what watch() (or reading a Variable) added, in order
+        self._stopped = {}  # id -> tensor: computed from tracked tensors inside stop_recording()
+        self.last_backward = None  # a Backward record of the latest gradient() call
         self._used = False
         self._was_reset = False
 
@@ -152,6 +187,15 @@ class GradientTape:
         self._tracked[id(t)] = t
         self._watched[id(t)] = t
 
+    @property
+    def watched(self):
+        """Every tensor watched so far (explicitly, or Variables read while recording), in order."""
+        return tuple(self._watched.values())
+
+    def tracks(self, tensor):
+        """Whether gradients can flow into ``tensor`` on this tape (watched, or computed from watched ones)."""
+        return id(tensor) in self._tracked
+
     def watched_variables(self):
         """The Variables this tape watches (explicitly or because they were read while recording)."""
         return tuple(t for t in self._watched.values() if isinstance(t, Variable))
@@ -169,6 +213,8 @@ class GradientTape:
         self.entries = []
         self._tracked.clear()
         self._watched.clear()
+        self._stopped.clear()
+        self.last_backward = None
         self._used = False
         self._was_reset = True
 
@@ -187,8 +233,38 @@ class GradientTape:
         targets = nest.flatten(target)
         seeds = self._seeds(targets, output_gradients)
         grads = self._backprop(seeds, flat_sources)
+        self._keep_backward(targets, flat_sources, grads)
         self._release()
         return nest.pack_like(sources, [self._result(s, grads, unconnected) for s in flat_sources])
+
+    def backward_steps(self, target, sources, output_gradients=None):
+        """The backward pass as a list of :class:`Step` records, one per op, in the order they run.
+
+        Each step shows the gradient arriving at an op's output, the formula and the contribution
+        sent to each input, and every tensor's running total; the final totals equal ``gradient()``.
+        Like ``gradient()``, a non-persistent tape can do this once.
+        """
+        self._check_usable("backward_steps")
+        flat_sources = self._flat_sources(sources, "backward_steps")
+        targets = nest.flatten(target)
+        seeds = self._seeds(targets, output_gradients)
+        steps = []
+        index = {id(e): k for k, e in enumerate(self.entries)}
+
+        def on_step(e, g, contributions, grads):
+            steps.append(Step(index[id(e)], e, _numpy(g),
+                              [(i, e.inputs[i], e.op.formulas[i], _numpy(c), _numpy(total))
+                               for i, c, total in contributions],
+                              {k: _numpy(v) for k, v in grads.items()}))
+
+        grads = self._backprop(seeds, flat_sources, on_step)
+        self._keep_backward(targets, flat_sources, grads)
+        self._release()
+        return steps
+
+    def _keep_backward(self, targets, sources, grads):
+        self.last_backward = Backward(list(self.entries), targets, sources, {k: _numpy(v) for k, v in grads.items()},
+                                      set(self._tracked), set(self._stopped))
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):
@@ -284,9 +360,10 @@ class GradientTape:
                 out_id = id(e.output)
                 if out_id not in reaches or out_id not in grads:
                     continue
-                g = grads[out_id] if out_id in source_ids else grads.pop(out_id)
+                g = grads[out_id]
                 values = e.values if B is NUMPY else e.inputs
                 out = e.output._value if B is NUMPY else e.output
+                contributions = [] if on_step is not None else None
                 for i, x in enumerate(e.inputs):
                     rule = e.op.vjps[i]
                     if rule is None or id(x) not in reaches:
@@ -299,8 +376,10 @@ class GradientTape:
                         )
                     prev = grads.get(id(x))
                     grads[id(x)] = c if prev is None else prev + c
-                    if on_step is not None:
-                        on_step(e, i, g, c, grads[id(x)])
+                    if contributions is not None:
+                        contributions.append((i, c, grads[id(x)]))
+                if contributions:
+                    on_step(e, g, contributions, grads)
         finally:
             if paused:
                 _state.tapes.append(self)
@@ -317,11 +396,12 @@ class GradientTape:
         return g if isinstance(g, Tensor) else Tensor(np.asarray(g))
 
     def _release(self):
-        if not self.persistent:
+        if not self.persistent:  # what the last backward pass saw stays in last_backward, for display
             self._used = True
             self.entries = []
             self._tracked = {}
             self._watched = {}
+            self._stopped = {}
 
     # --- display ------------------------------------------------------------------------------
     def __repr__(self):
@@ -331,6 +411,10 @@ class GradientTape:
 
 def _same(t):
     return t
+
+
+def _numpy(v):
+    return v._value if isinstance(v, Tensor) else np.asarray(v)
 
 
 def _array(t):
@@ -367,8 +451,10 @@ class _Paused:
     def __enter__(self):
         self.index = _state.tapes.index(self.tape)
         _state.tapes.remove(self.tape)
+        _state.paused.append(self.tape)
 
     def __exit__(self, *exc):
+        _state.paused.remove(self.tape)
         _state.tapes.insert(self.index, self.tape)
         return False
 
