@@ -26,7 +26,8 @@ def _binary(name, doc):
     op = OPS[name]
 
     def fn(x, y, name=None):
-        x, y = _pair(x, y)
+        if not (isinstance(x, Tensor) and isinstance(y, Tensor)):
+            x, y = _pair(x, y)
         try:
             return run(op, (x, y))
         except InvalidArgumentError:

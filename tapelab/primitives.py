@@ -54,7 +54,7 @@ def defop(name, forward, vjps=None, formulas=(), **flags):
 
 def unbroadcast(B, g, shape):
     """Sum ``g`` over the axes that broadcasting added or stretched, so it has ``shape`` again."""
-    if tuple(g.shape) == tuple(shape):
+    if g.shape == shape:
         return g
     lead = len(g.shape) - len(shape)
     stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
@@ -106,13 +106,16 @@ def _log_softmax(x, axis=-1):
 
 
 def _one_hot(indices, depth, on_value=1, off_value=0, dtype="float32"):
-    hot = indices[..., None] == np.arange(depth)
-    return np.where(hot, on_value, off_value).astype(dtypes.as_dtype(dtype).as_numpy_dtype)
+    table = np.where(np.eye(depth, dtype=bool), on_value, off_value).astype(dtypes.as_dtype(dtype).as_numpy_dtype)
+    return table[indices]  # row i of the table is the one-hot vector for class i
 
 
 def _sparse_xent(labels, logits):
-    picked = np.take_along_axis(logits, labels[..., None].astype(np.intp), axis=-1)
-    return (_logsumexp(logits, -1) - picked)[..., 0]
+    # -log softmax(logits)[label] = logsumexp(logits) - logits[label]
+    shifted = logits - np.max(logits, axis=-1, keepdims=True)
+    rows = shifted.reshape(-1, shifted.shape[-1])
+    picked = rows[np.arange(len(rows)), labels.reshape(-1)].reshape(labels.shape)
+    return np.log(np.sum(np.exp(shifted), axis=-1)) - picked
 
 
 def _n_reduced(shape, axis):
@@ -164,7 +167,7 @@ defop("abs", np.abs, (lambda B, g, out, x: g * B.sign(x),), ("dx = g * sign(x)",
 defop("tanh", np.tanh, (lambda B, g, out, x: g * (1 - out * out),), ("dx = g * (1 - tanh(x)^2)",), float_only=True)
 defop("sigmoid", _sigmoid, (lambda B, g, out, x: g * out * (1 - out),), ("dx = g * s * (1 - s)",), float_only=True)
 defop("relu", lambda x: np.maximum(x, 0).astype(x.dtype),
-      (lambda B, g, out, x: g * _mask(B, x > 0, g),), ("dx = g * [x > 0]",))
+      (lambda B, g, out, x: B.where(x > 0, g, B.zeros_like(g)),), ("dx = g * [x > 0]",))
 defop("sign", np.sign, (_no_grad,), ("dx = 0",))
 defop("floor", np.floor, (_no_grad,), ("dx = 0",), float_only=True)
 defop("cast", lambda x, dtype: x.astype(dtypes.as_dtype(dtype).as_numpy_dtype),
@@ -227,7 +230,7 @@ defop("scatter", _scatter, (lambda B, g, out, x, key, shape: B.getitem(g, key=ke
 defop("reduce_sum", lambda x, axis=None, keepdims=False: np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
       (lambda B, g, out, x, axis, keepdims: _to_full(B, g, x.shape, axis),), ("dx = broadcast(g)",))
 defop("reduce_mean", _reduce_mean,
-      (lambda B, g, out, x, axis, keepdims: _to_full(B, g, x.shape, axis) / _n_reduced(x.shape, axis),),
+      (lambda B, g, out, x, axis, keepdims: _to_full(B, g / _n_reduced(x.shape, axis), x.shape, axis),),
       ("dx = broadcast(g) / n",))
 defop("reduce_max", lambda x, axis=None, keepdims=False: np.max(x, axis=axis, keepdims=keepdims),
       (lambda B, g, out, x, axis, keepdims: _max_vjp(B, g, out, x, axis),),

@@ -21,8 +21,7 @@ class _State(threading.local):
     """Per-thread switches: tapes recording in this thread never see another thread's ops."""
 
     def __init__(self):
-        self.tapes = []  # the recording tapes, innermost last
-        self.paused = []  # tapes inside stop_recording(): they only note what was computed unrecorded
+        self.tapes = []  # the active tapes, innermost last (a tape in stop_recording() is marked paused)
         self.scope = ""  # the current name_scope path, e.g. "dense_1/"
 
 
@@ -45,26 +44,27 @@ class Entry:
 
 def run(op, inputs, **params):
     """Run primitive ``op`` on tensors ``inputs`` and record it on every tape that is watching them."""
-    values = tuple(t._value for t in inputs)
-    if op.same_dtype and len({v.dtype for v in values}) > 1:
-        raise InvalidArgumentError(_dtype_mismatch(op, inputs))
+    values = tuple([t._value for t in inputs])
+    if op.same_dtype:
+        first = values[0].dtype
+        for v in values:
+            if v.dtype is not first and v.dtype != first:
+                raise InvalidArgumentError(_dtype_mismatch(op, inputs))
     if op.float_only and values[0].dtype.kind != "f":
         raise InvalidArgumentError(
             f"{op.name}: expects a float tensor, got {values[0].dtype}. Cast it first, "
             f"e.g. tl.cast(x, tl.float32), or write a float literal such as 4.0 instead of 4."
         )
     try:
-        out = Tensor(np.asarray(op.forward(*values, **params)))
+        value = op.forward(*values, **params)
     except (ValueError, IndexError, TypeError) as e:
         shapes = " and ".join(f"{tuple(v.shape)} {v.dtype}" for v in values)
         raise InvalidArgumentError(f"{op.name}: cannot compute it for inputs {shapes}: {e}") from None
-    if _state.tapes and op.vjps is not None:
-        for tape in _state.tapes:
+    out = Tensor(value if type(value) is np.ndarray else np.asarray(value))
+    tapes = _state.tapes
+    if tapes and op.vjps is not None:
+        for tape in tapes:
             tape._record(op, inputs, values, out, params)
-    if _state.paused:
-        for tape in _state.paused:
-            if any(id(t) in tape._tracked or id(t) in tape._stopped for t in inputs):
-                tape._stopped[id(out)] = out
     return out
 
 
@@ -128,6 +128,7 @@ class GradientTape:
         self._tracked = {}  # id -> tensor: watched tensors and outputs of recorded ops
         self._watched = {}  # id -> tensor: what watch() (or reading a Variable) added, in order
         self._stopped = {}  # id -> tensor: computed from tracked tensors inside stop_recording()
+        self._paused = False  # True inside stop_recording()
         self.last_backward = None  # a Backward record of the latest gradient() call
         self._used = False
         self._was_reset = False
@@ -154,12 +155,16 @@ class GradientTape:
 
     def _record(self, op, inputs, values, out, params):
         tracked = self._tracked
+        if self._paused:  # inside stop_recording(): only note that `out` came from tracked tensors
+            if any(id(t) in tracked or id(t) in self._stopped for t in inputs):
+                self._stopped[id(out)] = out
+            return
         hit = False
         for t in inputs:
             if id(t) in tracked:
                 hit = True
-            elif self.watch_accessed_variables and type(t) is Variable and t.trainable and t._value.dtype.kind == "f":
-                self._watch_one(t)
+            elif isinstance(t, Variable) and self.watch_accessed_variables and t.trainable and t.dtype.is_floating:
+                self._watch_one(t)  # a trainable Variable read while recording is watched automatically
                 hit = True
         if hit:
             self.entries.append(Entry(op, inputs, values, out, params, _state.scope))
@@ -263,7 +268,9 @@ class GradientTape:
         return steps
 
     def _keep_backward(self, targets, sources, grads):
-        self.last_backward = Backward(list(self.entries), targets, sources, {k: _numpy(v) for k, v in grads.items()},
+        if grads and isinstance(next(iter(grads.values())), Tensor):  # a recorded (higher-order) backward pass
+            grads = {k: _numpy(v) for k, v in grads.items()}
+        self.last_backward = Backward(list(self.entries), targets, sources, grads,
                                       set(self._tracked), set(self._stopped))
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
@@ -347,13 +354,13 @@ class GradientTape:
         source_ids = {id(s) for s in sources}
         reaches = set(source_ids)  # ids of tensors that depend on some source
         for e in self.entries:
-            if any(id(x) in reaches for x in e.inputs):
-                reaches.add(id(e.output))
-        outer = [t for t in _state.tapes if t is not self]
+            for x in e.inputs:
+                if id(x) in reaches:
+                    reaches.add(id(e.output))
+                    break
+        outer = [t for t in _state.tapes if t is not self and not t._paused]
         B, as_value = (_tensor_backend(), _same) if outer else (NUMPY, _array)
-        paused = self in _state.tapes
-        if paused:  # the backward pass is not part of this tape's own forward recording
-            _state.tapes.remove(self)
+        was_paused, self._paused = self._paused, True  # the backward pass is not part of this tape's recording
         try:
             grads = {k: as_value(Tensor(g)) for k, (t, g) in seeds.items()}
             for e in reversed(self.entries):
@@ -369,7 +376,7 @@ class GradientTape:
                     if rule is None or id(x) not in reaches:
                         continue
                     c = rule(B, g, out, *values, **e.params)
-                    if tuple(c.shape) != tuple(x.shape):
+                    if c.shape != values[i].shape:
                         raise AssertionError(
                             f"{e.op.name}: the gradient rule for input {i} returned shape {tuple(c.shape)} "
                             f"but the input has shape {tuple(x.shape)} (a bug in the rule)."
@@ -381,8 +388,7 @@ class GradientTape:
                 if contributions:
                     on_step(e, g, contributions, grads)
         finally:
-            if paused:
-                _state.tapes.append(self)
+            self._paused = was_paused
         return grads
 
     def _result(self, source, grads, unconnected):
@@ -393,7 +399,10 @@ class GradientTape:
             if unconnected is UnconnectedGradients.ZERO:
                 return Tensor(np.zeros_like(source._value))
             return None
-        return g if isinstance(g, Tensor) else Tensor(np.asarray(g))
+        if isinstance(g, Tensor):
+            return g
+        g = np.asarray(g)
+        return Tensor(g if g.flags.writeable else g.copy())  # a broadcast view becomes a real array
 
     def _release(self):
         if not self.persistent:  # what the last backward pass saw stays in last_backward, for display
@@ -449,13 +458,10 @@ class _Paused:
         self.tape = tape
 
     def __enter__(self):
-        self.index = _state.tapes.index(self.tape)
-        _state.tapes.remove(self.tape)
-        _state.paused.append(self.tape)
+        self.was_paused, self.tape._paused = self.tape._paused, True
 
     def __exit__(self, *exc):
-        _state.paused.remove(self.tape)
-        _state.tapes.insert(self.index, self.tape)
+        self.tape._paused = self.was_paused
         return False
 
 
