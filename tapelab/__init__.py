@@ -82,3 +82,4 @@ from tapelab.tape import GradientTape, UnconnectedGradients, gradients, name_sco
 from tapelab.tensor import Tensor, TensorShape, Variable, constant, convert_to_tensor  # noqa: F401
 
 __version__ = "0.1.0"
+from tapelab import viz  # noqa: F401, E402  (issue 3: the tape listing and graph; graphviz loads only when drawing)

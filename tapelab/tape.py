@@ -417,6 +417,14 @@ class GradientTape:
         kind = "persistent " if self.persistent else ""
         return f"<tapelab.GradientTape {kind}with {len(self.entries)} entries>"
 
+    def __str__(self):  # print(tape): the listing of inputs, ops and gradients (tapelab.viz.format_tape)
+        from tapelab.viz.listing import format_tape
+        return format_tape(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):  # Jupyter: the picture (SVG) and the listing
+        from tapelab.viz.render import tape_mimebundle
+        return tape_mimebundle(self, include, exclude)
+
 
 def _same(t):
     return t

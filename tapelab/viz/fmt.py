@@ -1,0 +1,69 @@
+"""Short, deterministic text for values, shapes and op params (shared by the listing and the graph)."""
+
+import numpy as np
+
+SMALL = 6  # tensors with at most this many elements show their values
+
+
+def shape_text(shape):
+    return str(tuple(shape))
+
+
+def value_text(v, small=SMALL):
+    """``[[1, 1], [1, 1]]`` for a small array (4 significant digits), ``None`` for a big one."""
+    v = np.asarray(v)
+    if v.size > small:
+        return None
+    if v.dtype.kind == "f":
+        fmt = {"float_kind": lambda x: _num(x)}
+    elif v.dtype.kind == "b":
+        fmt = {"bool": lambda x: "True" if x else "False"}
+    else:
+        fmt = {"int": lambda x: str(int(x))}
+    text = np.array2string(v, separator=", ", formatter=fmt, max_line_width=10_000, threshold=10_000)
+    return " ".join(text.split())
+
+
+def _num(x):
+    if x == 0:
+        return "0"  # also -0.0
+    s = f"{float(x):.4g}"
+    return s
+
+
+def summary_text(v):
+    """A one-number summary of a big array: its norm (used for gradients that are too big to print)."""
+    v = np.asarray(v, dtype=np.float64)
+    return f"norm {_num(np.sqrt(np.sum(v * v)))}"
+
+
+def param_text(value):
+    """A compact op parameter: ``(1,)``, ``float32``, ``[0, 1:3]`` for an index key, ``None``."""
+    if isinstance(value, slice):
+        a = "" if value.start is None else str(value.start)
+        b = "" if value.stop is None else str(value.stop)
+        return f"{a}:{b}" + ("" if value.step is None else f":{value.step}")
+    if value is Ellipsis:
+        return "..."
+    if hasattr(value, "name") and hasattr(value, "as_numpy_dtype"):  # a DType
+        return value.name
+    if isinstance(value, np.dtype):
+        return value.name
+    if isinstance(value, type) and issubclass(value, np.generic):
+        return np.dtype(value).name
+    if isinstance(value, np.ndarray):
+        return value_text(value, small=8) or f"<array {value.shape}>"
+    if isinstance(value, tuple) and value and any(isinstance(x, (slice, type(Ellipsis))) for x in value):
+        return "[" + ", ".join(param_text(x) for x in value) + "]"
+    if isinstance(value, (tuple, list)):
+        inner = ", ".join(param_text(x) for x in value)
+        return f"({inner},)" if isinstance(value, tuple) and len(value) == 1 else (
+            f"({inner})" if isinstance(value, tuple) else f"[{inner}]")
+    if isinstance(value, (np.integer, np.floating)):
+        return str(value.item())
+    return str(value)
+
+
+def params_text(params):
+    """``axis=(1,), keepdims=True`` — params left at a do-nothing value (None, False) are left out."""
+    return ", ".join(f"{k}={param_text(v)}" for k, v in params.items() if v is not None and v is not False)

@@ -1,0 +1,107 @@
+"""The tape as text, jaxpr-like: inputs, one line per op, then the gradients. ``print(tape)`` shows this.
+
+Deterministic (no ids, no addresses, 4 significant digits), so tests and nbval can compare it.
+"""
+
+from tapelab.viz import fmt
+from tapelab.viz.trace import trace
+
+_KIND = {"variable": "Variable", "watched": "watched", "constant": "constant",
+         "stopped": "computed while recording was stopped"}
+
+
+def format_tape(tape, target=None, sources=None, values=True, max_ops=None):
+    """The tape as a listing: inputs, one line per recorded op, then (after ``gradient()``) the gradients.
+
+    Intermediates are named a, b, c, ... (Variables keep their own names); each op line reads
+    ``c = matmul(a, b)   # (2, 2) float32``, with the value when the tensor is small (``values=True``).
+    Ops recorded inside ``tl.name_scope`` appear under a ``scope/`` heading. ``max_ops`` shows only
+    the first ops and says how many were left out.
+
+    >>> x = tl.Variable(tl.ones((2, 2)), name="x")
+    >>> y = tl.Variable([[2, 2], [2, 2]], dtype=tl.float32, name="y")
+    >>> with tl.GradientTape() as tape:
+    ...     loss = tl.reduce_mean(tl.matmul(x, y))
+    >>> dx, dy = tape.gradient(loss, [x, y])
+    >>> print(format_tape(tape))
+    GradientTape: 2 ops
+    inputs:
+      x : Variable          # (2, 2) float32  source  [[1, 1], [1, 1]]
+      y : Variable          # (2, 2) float32  source  [[2, 2], [2, 2]]
+    ops:
+      a = matmul(x, y)      # (2, 2) float32  [[4, 4], [4, 4]]
+      b = reduce_mean(a)    # () float32  target  4
+    gradient of b:
+      dx = [[1, 1], [1, 1]]
+      dy = [[0.5, 0.5], [0.5, 0.5]]
+    """
+    tr = trace(tape, target, sources)
+    n = len(tr.ops)
+    head = f"GradientTape: {n} op{'s' if n != 1 else ''}"
+    if not tr.tensors:
+        return head + " (nothing recorded yet: compute with a Variable or a watched tensor inside the tape)"
+
+    rows = []  # (indent, left, right): aligned into "left   # right"
+    inputs = tr.inputs
+    if inputs:
+        rows.append((0, "inputs:", None))
+        for t in inputs:
+            kind = _KIND[t.kind]
+            if t.kind == "variable" and not t.trainable:
+                kind = "Variable (not trainable)"
+            rows.append((1, f"{t.name} : {kind}", _right(t, values)))
+    shown = tr.ops if max_ops is None else tr.ops[:max_ops]
+    if shown:
+        rows.append((0, "ops:", None))
+    scope = ""
+    for op in shown:
+        if op.scope != scope:
+            scope = op.scope
+            if scope:
+                rows.append((1, scope, None))
+        args = [tr.name(k) for k in op.inputs]
+        params = fmt.params_text(op.params)
+        call = f"{op.name}({', '.join(args + ([params] if params else []))})"
+        out = tr.tensors[op.output]
+        rows.append((2 if scope else 1, f"{out.name} = {call}", _right(out, values)))
+    if len(shown) < n:
+        rows.append((1, f"... {n - len(shown)} more ops (format_tape(tape, max_ops=None) lists them all)", None))
+
+    lines = [head]
+    width = max((2 * ind + len(left) for ind, left, right in rows if right is not None), default=0)
+    width = min(width, 48)
+    for ind, left, right in rows:
+        text = "  " * ind + left
+        lines.append(text if right is None else f"{text.ljust(width)}    # {right}")
+    lines += _gradients(tr)
+    return "\n".join(lines)
+
+
+def _right(t, values):
+    parts = [f"{fmt.shape_text(t.shape)} {t.dtype}"]
+    if t.is_source:
+        parts.append("source")
+    if t.is_target:
+        parts.append("target")
+    if values:
+        v = fmt.value_text(t.value)
+        if v is not None:
+            parts.append(v)
+    return "  ".join(parts)
+
+
+def _gradients(tr):
+    if not tr.sources or not (tr.has_gradient or any(tr.tensors[k].none_reason for k in tr.sources)):
+        return []
+    targets = ", ".join(tr.name(k) for k in tr.targets) or "the target"
+    lines = [f"gradient of {targets}:" if tr.has_gradient else f"gradient of {targets} (not computed yet):"]
+    for k in tr.sources:
+        t = tr.tensors[k]
+        if t.none_reason:
+            lines.append(f"  d{t.name} = None    # {t.none_reason}")
+        elif t.grad is not None:
+            v = fmt.value_text(t.grad)
+            if v is None:
+                v = f"{fmt.shape_text(t.grad.shape)} {t.grad.dtype.name}, {fmt.summary_text(t.grad)}"
+            lines.append(f"  d{t.name} = {v}")
+    return lines

@@ -1,0 +1,225 @@
+"""Tape -> plain trace data: named tensors and ops, the one thing the listing and the DOT export read.
+
+    trace(tape, target, sources) -> Trace(tensors={key: TensorInfo}, ops=[OpInfo], ...)
+
+Keys are ``id(tensor)`` (tensors are unhashable, like TF's); they are only used while the tape holds the
+tensors alive. Names are what a learner sees: a Variable's own name (``x`` for ``x:0``), else a, b, c, ...
+in order of first appearance, skipping names Variables already use.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tapelab.tensor import Tensor, Variable
+
+# why a source's gradient is None, in the order they are checked
+NOT_FLOAT = "integer dtype: only float tensors have gradients"
+STOPPED = "computed while recording was stopped"
+NOT_WATCHED = "not watched by the tape"
+NOT_CONNECTED = "not connected to the target"
+
+
+@dataclass
+class TensorInfo:
+    """One tensor as drawn: its name, where it came from, what it held and what flowed back into it."""
+
+    key: int
+    name: str
+    kind: str  # "variable", "watched", "constant", "stopped" or "intermediate"
+    shape: tuple
+    dtype: str
+    value: np.ndarray  # the value at record time
+    trainable: bool = False
+    producer: int = None  # index of the op that computed it (intermediates)
+    scope: str = ""  # the name scope of its producer ("" for inputs)
+    grad: np.ndarray = None  # after gradient(): what reached it
+    is_target: bool = False
+    is_source: bool = False
+    none_reason: str = None  # for a source whose gradient is None: why
+
+
+@dataclass
+class OpInfo:
+    """One recorded op: its name, params, scope, input and output tensor keys, VJP formulas."""
+
+    index: int
+    name: str
+    inputs: list
+    output: int
+    params: dict
+    scope: str
+    formulas: tuple
+
+
+@dataclass
+class Trace:
+    """Everything the listing and the graph show, with no reference to the engine's classes."""
+
+    tensors: dict  # key -> TensorInfo; inputs first (in order of first use), then op outputs
+    ops: list  # OpInfo, in execution order
+    targets: list = field(default_factory=list)  # keys
+    sources: list = field(default_factory=list)  # keys
+    has_gradient: bool = False  # whether grads come from a gradient() call on these entries
+
+    def name(self, key):
+        return self.tensors[key].name
+
+    @property
+    def inputs(self):
+        return [t for t in self.tensors.values() if t.producer is None]
+
+
+def letters(n):
+    """The n-th jaxpr-style name: a, b, ..., z, aa, ab, ..."""
+    s = ""
+    n += 1
+    while n:
+        n, r = divmod(n - 1, 26)
+        s = chr(97 + r) + s
+    return s
+
+
+def _as_list(x):
+    if x is None:
+        return None
+    if isinstance(x, Tensor):
+        return [x]
+    if isinstance(x, dict):
+        return list(x.values())
+    return list(x)
+
+
+def trace(tape, target=None, sources=None):
+    """Read ``tape`` into a :class:`Trace`.
+
+    ``target``/``sources`` default to those of the tape's last ``gradient()`` call; without one there
+    are none (watched tensors are still drawn as such). A non-persistent tape that already ran
+    ``gradient()`` is read from its ``last_backward`` record.
+    """
+    bw = tape.last_backward
+    entries = tape.entries
+    if not entries and bw is not None:
+        entries = bw.entries
+    # gradients belong to these entries only if the backward record saw exactly them
+    use_bw = bw is not None and len(bw.entries) == len(entries) and all(a is b for a, b in zip(bw.entries, entries))
+    targets = _as_list(target)
+    srcs = _as_list(sources)
+    if use_bw and targets is not None and {id(t) for t in targets} != {id(t) for t in bw.targets}:
+        use_bw = False  # a different target than the gradient was taken for: no gradients to show
+    if targets is None:
+        targets = list(bw.targets) if use_bw else []
+    if srcs is None:  # without a gradient() call or explicit sources nothing is a source (the watched still show)
+        srcs = list(bw.sources) if use_bw else []
+
+    if bw is not None and (use_bw or not tape.entries):  # the backward record knows what was tracked then
+        tracked, stopped = bw.tracked, bw.stopped
+    else:
+        tracked = {id(t) for t in tape.watched} | {id(e.output) for e in entries if tape.tracks(e.output)}
+        stopped = set(getattr(tape, "_stopped", {}))
+    watched_ids = {id(t) for t in tape.watched} if tape.watched else set()
+
+    produced = {}  # id(output) -> op index
+    for k, e in enumerate(entries):
+        produced.setdefault(id(e.output), k)
+
+    # inputs in order of first use; then sources/watched tensors the entries never used
+    tensors, order = {}, []
+
+    def add_input(t, value):
+        if id(t) in tensors or id(t) in produced:
+            return
+        if isinstance(t, Variable):
+            kind = "variable"
+        elif id(t) in watched_ids or id(t) in tracked:
+            kind = "watched"
+        elif id(t) in stopped:
+            kind = "stopped"
+        else:
+            kind = "constant"
+        tensors[id(t)] = TensorInfo(id(t), None, kind, tuple(value.shape), value.dtype.name, value,
+                                    trainable=bool(getattr(t, "trainable", False)))
+        order.append((t, None))
+
+    for e in entries:
+        for t, v in zip(e.inputs, e.values):
+            add_input(t, v)
+    for t in list(srcs) + list(tape.watched) + targets:
+        if isinstance(t, Tensor):
+            add_input(t, t._value)
+    ops = []
+    for k, e in enumerate(entries):
+        out = e.output
+        if id(out) not in tensors:
+            v = out._value
+            tensors[id(out)] = TensorInfo(id(out), None, "intermediate", tuple(v.shape), v.dtype.name, v,
+                                          producer=k, scope=e.scope)
+            order.append((out, k))
+        ops.append(OpInfo(k, e.op.name, [id(t) for t in e.inputs], id(out), dict(e.params), e.scope,
+                          tuple(e.op.formulas) if e.op.formulas is not None else ()))
+
+    _name_tensors(tensors, order)
+
+    tr = Trace(tensors, ops, [id(t) for t in targets if id(t) in tensors],
+               [id(s) for s in srcs if id(s) in tensors], has_gradient=use_bw)
+    for key in tr.targets:
+        tensors[key].is_target = True
+    reach = _reaching(ops, tr.targets)
+    stopped_target = any(k in stopped for k in tr.targets)
+    stopped_on_path = sorted(tensors[k].name for k in reach if k in stopped and k in tensors)
+    for key, info in tensors.items():
+        if use_bw and key in bw.grads:
+            info.grad = bw.grads[key]
+    for key in tr.sources:
+        info = tensors[key]
+        info.is_source = True
+        gets_grad = key in bw.grads if use_bw else (bool(tr.targets) and key in reach)
+        if not gets_grad and (use_bw or tr.targets):
+            info.none_reason = _none_reason(info, key, tracked, stopped, stopped_target, stopped_on_path)
+    return tr
+
+
+def _name_tensors(tensors, order):
+    taken, seen = set(), {}
+    for t, _ in order:  # Variables first claim their own names (uniquified as TF does: w, w_1, ...)
+        if isinstance(t, Variable):
+            base = t.name[:-2] if t.name.endswith(":0") else t.name
+            n = seen.get(base, 0)
+            name = base if n == 0 else f"{base}_{n}"
+            while name in taken:
+                n += 1
+                name = f"{base}_{n}"
+            seen[base] = n + 1
+            taken.add(name)
+            tensors[id(t)].name = name
+    k = 0
+    for t, _ in order:
+        if tensors[id(t)].name is None:
+            while letters(k) in taken:
+                k += 1
+            tensors[id(t)].name = letters(k)
+            k += 1
+
+
+def _reaching(ops, targets):
+    """Keys of tensors the targets depend on (through recorded ops)."""
+    need = set(targets)
+    for op in reversed(ops):
+        if op.output in need:
+            need.update(op.inputs)
+    return need
+
+
+def _none_reason(info, key, tracked, stopped, stopped_target, stopped_on_path):
+    """Why no gradient reached this source (the engine's own rules, in the order a learner checks them)."""
+    if info.dtype not in ("float16", "float32", "float64"):
+        return NOT_FLOAT
+    if key in stopped:
+        return STOPPED
+    if key not in tracked:
+        return NOT_WATCHED
+    if stopped_target:  # the target itself was computed inside stop_recording(): nothing leads back
+        return "the target was " + STOPPED
+    if stopped_on_path:  # the tape cannot tell whether the unrecorded part used this source
+        return f"{NOT_CONNECTED} (its path may run through {', '.join(stopped_on_path)}, {STOPPED})"
+    return NOT_CONNECTED
