@@ -3,6 +3,7 @@
 from tapelab.ops import (  # noqa: F401
     abs,
     add,
+    add_n,
     argmax,
     argmin,
     divide,

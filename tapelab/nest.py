@@ -10,6 +10,17 @@ def flatten(structure):
     return [structure]
 
 
+def flatten_up_to(structure, values):
+    """Flatten ``values`` only as deep as ``structure`` goes (so a leaf may itself be a list)."""
+    if isinstance(structure, dict):
+        return [leaf for k in sorted(structure) for leaf in flatten_up_to(structure[k], values[k])]
+    if isinstance(structure, (list, tuple)):
+        if len(structure) != len(values):
+            raise ValueError(f"expected {len(structure)} values to match the structure, got {len(values)}")
+        return [leaf for s, v in zip(structure, values) for leaf in flatten_up_to(s, v)]
+    return [values]
+
+
 def pack_like(structure, leaves):
     """Put ``leaves`` (as returned by :func:`flatten`) back into the shape of ``structure``."""
     it = iter(leaves)

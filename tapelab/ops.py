@@ -102,6 +102,17 @@ def identity(input, name=None):
     return Tensor(t._value)
 
 
+def add_n(inputs, name=None):
+    """The elementwise sum of a list of tensors."""
+    inputs = [convert_to_tensor(x) for x in inputs]
+    if not inputs:
+        raise ValueError("add_n: needs at least one tensor")
+    total = inputs[0]
+    for x in inputs[1:]:
+        total = add(total, x)
+    return total
+
+
 def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
     """The matrix product ``a @ b`` (batched over leading dimensions).
 

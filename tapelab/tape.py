@@ -236,7 +236,7 @@ class GradientTape:
         self._check_usable("gradient")
         flat_sources = self._flat_sources(sources, "gradient")
         targets = nest.flatten(target)
-        seeds = self._seeds(targets, output_gradients)
+        seeds = self._seeds(target, output_gradients)
         grads = self._backprop(seeds, flat_sources)
         self._keep_backward(targets, flat_sources, grads)
         self._release()
@@ -252,7 +252,7 @@ class GradientTape:
         self._check_usable("backward_steps")
         flat_sources = self._flat_sources(sources, "backward_steps")
         targets = nest.flatten(target)
-        seeds = self._seeds(targets, output_gradients)
+        seeds = self._seeds(target, output_gradients)
         steps = []
         index = {id(e): k for k, e in enumerate(self.entries)}
 
@@ -319,14 +319,16 @@ class GradientTape:
                 )
         return flat
 
-    def _seeds(self, targets, output_gradients):
+    def _seeds(self, target, output_gradients):
         """The starting gradients: ones (so non-scalar targets are summed) or ``output_gradients``."""
-        targets = [_as_target(t, "gradient") for t in targets]
-        given = [None] * len(targets) if output_gradients is None else nest.flatten(output_gradients)
-        if len(given) != len(targets):
+        targets = [_as_target(t, "gradient") for t in nest.flatten(target)]
+        try:
+            given = [None] * len(targets) if output_gradients is None else nest.flatten_up_to(target, output_gradients)
+        except (ValueError, TypeError, KeyError):
             raise ValueError(
-                f"gradient(): {len(targets)} target(s) but {len(given)} output_gradients; give one per target."
-            )
+                f"gradient(): output_gradients must have the same structure as the target ({len(targets)} "
+                "tensor(s)): one gradient per target tensor, each of its target's shape."
+            ) from None
         seeds = {}
         for t, g in zip(targets, given):
             g = np.ones_like(t._value) if g is None else np.asarray(g, dtype=t._value.dtype)
@@ -352,7 +354,7 @@ class GradientTape:
         recording, the VJPs run as recorded tensor ops so that tape can differentiate them again.
         """
         source_ids = {id(s) for s in sources}
-        reaches = set(source_ids)  # ids of tensors that depend on some source
+        reaches = {i for i in source_ids if i in self._tracked}  # ids of tensors that depend on a watched source
         for e in self.entries:
             for x in e.inputs:
                 if id(x) in reaches:
