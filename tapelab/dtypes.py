@@ -66,18 +66,19 @@ def infer_numpy_dtype(value):
 
     numpy arrays and numpy scalars keep their own dtype.
     """
-    if isinstance(value, (np.ndarray, np.generic)):
-        return value.dtype
-    raw = np.asarray(value)
+    is_numpy = isinstance(value, (np.ndarray, np.generic))
+    raw = value if is_numpy else np.asarray(value)
     kind = raw.dtype.kind
-    if kind == "f":
+    if is_numpy and raw.dtype in _BY_NUMPY:
+        return raw.dtype
+    if kind == "f" and not is_numpy:
         return np.dtype("float32")
-    if kind in "iu":  # int32, unless a value needs more bits
+    if kind in "iu" and not is_numpy:  # int32, unless a value needs more bits
         fits = raw.size == 0 or (raw.min() >= -(2**31) and raw.max() < 2**31)
         return np.dtype("int32" if fits else "int64")
     if kind == "b":
         return np.dtype("bool")
     raise TypeError(
         f"cannot make a tensor from {value!r}: tapelab tensors hold numbers or booleans "
-        "(nested lists of them, or numpy arrays)"
+        f"(nested lists of them, or numpy arrays of a numeric dtype), not {raw.dtype}"
     )

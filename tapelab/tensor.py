@@ -106,7 +106,8 @@ class Tensor:
     def _text(self, as_repr):
         v = self._value
         with np.printoptions(**_PRINT_OPTIONS):
-            return repr(v) if as_repr and v.ndim else str(v)
+            text = repr(v) if as_repr and v.ndim else str(v)
+        return "\n" + text if "\n" in text else text  # TF starts a multi-line value on its own line
 
     def __str__(self):
         return f"tapelab.Tensor({self._text(False)}, shape={tuple(self.shape)}, dtype={self.dtype.name})"
