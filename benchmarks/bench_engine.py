@@ -28,8 +28,8 @@ def tapelab_mlp_epoch(variables, X, Y, batch_size=128, lr=0.1):
     W1, b1, W2, b2 = variables
     loss = None
     for start in range(0, len(X), batch_size):
-        x = tl.constant(X[start:start + batch_size])
-        y = tl.constant(Y[start:start + batch_size])
+        x = tl.convert_to_tensor(X[start:start + batch_size])  # no copy, like passing numpy to a TF op
+        y = tl.convert_to_tensor(Y[start:start + batch_size])
         with tl.GradientTape() as tape:
             h = tl.nn.relu(tl.matmul(x, W1) + b1)
             logits = tl.matmul(h, W2) + b2

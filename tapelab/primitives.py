@@ -106,8 +106,10 @@ def _log_softmax(x, axis=-1):
 
 
 def _one_hot(indices, depth, on_value=1, off_value=0, dtype="float32"):
-    table = np.where(np.eye(depth, dtype=bool), on_value, off_value).astype(dtypes.as_dtype(dtype).as_numpy_dtype)
-    return table[indices]  # row i of the table is the one-hot vector for class i
+    table = np.eye(depth, dtype=dtypes.as_dtype(dtype).as_numpy_dtype)  # row i is the one-hot vector for class i
+    if (on_value, off_value) != (1, 0):
+        table = np.where(table == 1, on_value, off_value).astype(table.dtype)
+    return table[indices]
 
 
 def _sparse_xent(labels, logits):

@@ -374,9 +374,15 @@ class GradientTape:
                 out = e.output._value if B is NUMPY else e.output
                 contributions = [] if on_step is not None else None
                 for i, x in enumerate(e.inputs):
-                    rule = e.op.vjps[i]
-                    if rule is None or id(x) not in reaches:
+                    if id(x) not in reaches:
                         continue
+                    rule = e.op.vjps[i]
+                    if rule is None:
+                        raise LookupError(
+                            f"{e.op.name}: no gradient is defined for input {i}, but the gradient must flow through "
+                            f"it (it was computed from a watched tensor). Wrap that input in tl.stop_gradient() if "
+                            f"no gradient should flow there, or give the op a rule in tapelab/primitives.py."
+                        )
                     c = rule(B, g, out, *values, **e.params)
                     if c.shape != values[i].shape:
                         raise AssertionError(
@@ -395,7 +401,13 @@ class GradientTape:
 
     def _result(self, source, grads, unconnected):
         if source._value.dtype.kind != "f":
-            return None  # integers have no gradient
+            warnings.warn(
+                f"gradient(): a source has dtype {source.dtype.name}; only float tensors have gradients, so its "
+                f"gradient is None. To differentiate with respect to it, make it a float: tl.cast(x, tl.float32) "
+                f"or tl.Variable(3.0) instead of tl.Variable(3).",
+                stacklevel=3,
+            )
+            return None
         g = grads.get(id(source))
         if g is None:
             if unconnected is UnconnectedGradients.ZERO:

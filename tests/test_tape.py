@@ -128,7 +128,8 @@ def test_integer_sources_get_none_and_watch_warns():
         with pytest.warns(UserWarning, match="only float tensors have gradients"):
             tape.watch(i)
         y = i * i
-    assert tape.gradient(y, i) is None
+    with pytest.warns(UserWarning, match="only float tensors have gradients"):
+        assert tape.gradient(y, i) is None
 
 
 def test_stop_gradient_blocks_flow():
@@ -352,3 +353,33 @@ def test_no_warning_in_ordinary_use():
         with tl.GradientTape() as tape:
             y = tl.reduce_sum(x * x)
         tape.gradient(y, x)
+
+
+def test_integer_source_gradient_is_none_with_a_teaching_warning():
+    i = tl.Variable(3)
+    with tl.GradientTape() as tape:
+        y = tl.cast(i, tl.float32) * 2.0
+    with pytest.warns(UserWarning, match=r"dtype int32; only float tensors have gradients.*tl.cast"):
+        assert tape.gradient(y, i) is None
+
+
+def test_an_op_without_a_rule_for_a_tracked_input_fails_loudly(monkeypatch):
+    from tapelab.primitives import OPS, Op
+    from tapelab.tape import run
+
+    monkeypatch.setitem(OPS, "twice", Op("twice", lambda x: 2 * x, vjps=(None,)))
+    x = tl.Variable(1.0)
+    with tl.GradientTape() as tape:
+        y = run(OPS["twice"], (x,))
+    with pytest.raises(LookupError, match=r"twice: no gradient is defined for input 0.*stop_gradient"):
+        tape.gradient(y, x)
+
+
+def test_check_gradients_reports_a_wrong_rule(monkeypatch):
+    from tapelab.primitives import OPS
+
+    assert tl.check_gradients(tl.square, [1.0, 2.0]).ok
+    monkeypatch.setattr(OPS["square"], "vjps", (lambda B, g, out, x: g * 3 * x,))  # wrong: d(x^2) = 2x
+    check = tl.check_gradients(tl.square, [1.0, 2.0])
+    assert not check.ok and "DISAGREE" in repr(check)
+    np.testing.assert_allclose(check.analytic[0] / check.numeric[0], [1.5, 1.5], rtol=1e-6)  # 3x vs 2x
