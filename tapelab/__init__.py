@@ -83,3 +83,10 @@ from tapelab.tensor import Tensor, TensorShape, Variable, constant, convert_to_t
 
 __version__ = "0.1.0"
 from tapelab import viz  # noqa: F401, E402  (issue 3: the tape listing and graph; graphviz loads only when drawing)
+
+# --- training stack (issue 5): Module, layers, losses, optimizers, metrics, datasets; plots load lazily ---
+from tapelab import datasets, keras, layers, losses, metrics, optimizers, plots  # noqa: F401, E402
+from tapelab.module import Module  # noqa: F401, E402
+
+# --- end training stack ---
+# isort: split

@@ -1,0 +1,177 @@
+"""Loss functions shaped like ``keras.losses``, built from tapelab ops so the tape records every step.
+
+    loss_fn = tl.losses.SparseCategoricalCrossentropy(from_logits=True)
+    with tl.GradientTape() as tape:
+        loss = loss_fn(y, model(x))       # a float32 scalar: the mean over the batch
+
+A loss object's ``reduction`` is ``"sum_over_batch_size"`` (the mean; Keras's default), ``"sum"``
+or ``"none"`` (one value per example).
+"""
+
+import numpy as np
+
+from tapelab import ops
+from tapelab.errors import InvalidArgumentError
+from tapelab.tensor import Tensor, convert_to_tensor
+
+EPSILON = 1e-7  # keras.backend.epsilon(): how far probabilities are kept from 0 and 1 before the log
+
+_REDUCTIONS = ("sum_over_batch_size", "sum", "none", None)
+
+
+def _as_pred(y_pred, who):
+    y_pred = convert_to_tensor(y_pred)
+    if not y_pred.dtype.is_floating:
+        raise TypeError(
+            f"{who}: y_pred must be a float tensor (the model's output), got {y_pred.dtype.name}. "
+            "Did you swap the arguments? The order is loss(y_true, y_pred)."
+        )
+    return y_pred
+
+
+def _as_target(y_true, dtype):
+    # Keras: y_true = convert_to_tensor(y_true, dtype=y_pred.dtype)
+    if isinstance(y_true, Tensor):
+        return y_true if y_true.dtype == dtype else ops.cast(y_true, dtype)
+    return Tensor(np.asarray(y_true, dtype=dtype.as_numpy_dtype))
+
+
+def mean_squared_error(y_true, y_pred):
+    """Per-example mean squared error: ``mean((y_true - y_pred)^2, axis=-1)``.
+
+    If the ranks differ by one because of a trailing axis of size 1 ((n,) against (n, 1)), that
+    axis is added to the other, as Keras does; other shape differences raise instead of
+    broadcasting silently into an (n, n) matrix.
+    """
+    y_pred = _as_pred(y_pred, "mean_squared_error")
+    y_true = _as_target(y_true, y_pred.dtype)
+    ts, ps = tuple(y_true.shape), tuple(y_pred.shape)
+    if len(ts) == len(ps) + 1 and ts[-1:] == (1,):
+        y_pred = ops.reshape(y_pred, ps + (1,))
+    elif len(ps) == len(ts) + 1 and ps[-1:] == (1,):
+        y_true = ops.reshape(y_true, ts + (1,))
+    if tuple(y_true.shape) != tuple(y_pred.shape):
+        raise InvalidArgumentError(
+            f"mean_squared_error: y_true has shape {ts} but y_pred has shape {ps}. They must match (one may have "
+            "an extra trailing axis of size 1); otherwise y_true - y_pred would broadcast into a bigger array "
+            "and the loss would be silently wrong. Reshape one of them."
+        )
+    return ops.reduce_mean(ops.square(ops.subtract(y_true, y_pred)), axis=-1)  # mean over the last axis
+
+
+def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False):
+    """Per-example cross-entropy ``-log p[label]`` for integer labels.
+
+    ``y_pred`` has shape (batch, classes): logits if ``from_logits=True`` (the stable choice: the
+    log-sum-exp is computed without overflow), else probabilities, which are clipped to
+    [1e-7, 1 - 1e-7] before the log so that a probability of 0 gives a large finite loss instead of
+    inf (Keras does the same). ``y_true`` has shape (batch,) or (batch, 1).
+
+    >>> tl.losses.sparse_categorical_crossentropy([0], [[0.5, 0.25, 0.25]]).numpy()   # -log 0.5
+    array([0.6931472], dtype=float32)
+    """
+    who = "sparse_categorical_crossentropy"
+    y_pred = _as_pred(y_pred, who)
+    labels = _labels(y_true, y_pred, who)
+    if from_logits:
+        logits = y_pred
+    else:
+        # log(clip(p, eps, 1 - eps)); the softmax inside the op below renormalises the clipped values
+        clipped = ops.minimum(ops.maximum(y_pred, EPSILON), 1 - EPSILON)
+        logits = ops.log(clipped)
+    return ops.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+
+
+def _labels(y_true, y_pred, who):
+    """Integer class ids of shape y_pred.shape[:-1], checked with errors that say what to change."""
+    raw = y_true._value if isinstance(y_true, Tensor) else np.asarray(y_true)
+    if y_pred.ndim < 1:
+        raise InvalidArgumentError(f"{who}: y_pred must have a class axis (shape (batch, classes)), got a scalar")
+    classes = y_pred.shape[-1]
+    batch_shape = tuple(y_pred.shape[:-1])
+    if raw.ndim == y_pred.ndim and raw.shape[-1:] == (1,):
+        raw = raw.reshape(raw.shape[:-1])  # (batch, 1) -> (batch,)
+    if raw.shape != batch_shape:
+        hint = ""
+        if raw.shape == tuple(y_pred.shape):
+            hint = (" y_true looks one-hot encoded (one column per class): use integer labels instead, e.g. "
+                    "y = tl.argmax(y_onehot, axis=-1), or a categorical (not sparse) cross-entropy.")
+        raise InvalidArgumentError(
+            f"{who}: y_true has shape {tuple(np.shape(y_true))} but y_pred has shape {tuple(y_pred.shape)}; "
+            f"expected one integer label per row of y_pred, i.e. shape {batch_shape} (or {batch_shape + (1,)})."
+            + hint
+        )
+    if raw.dtype.kind == "f":
+        fractional = ~np.isfinite(raw) | (raw != np.round(raw))
+        if np.any(fractional):
+            raise InvalidArgumentError(
+                f"{who}: y_true must hold integer class ids 0..{classes - 1}, but it has the value "
+                f"{raw[fractional].flat[0]}. Pass integer labels (one class id per example)."
+            )
+        raw = raw.astype(np.int64)  # Keras casts float labels to int64 too
+    elif raw.dtype.kind not in "iu":
+        raise InvalidArgumentError(f"{who}: y_true must hold integer class ids, got dtype {raw.dtype}")
+    if raw.size and (raw.min() < 0 or raw.max() >= classes):
+        bad = raw[(raw < 0) | (raw >= classes)].flat[0]
+        raise InvalidArgumentError(
+            f"{who}: a label is {bad}, outside the valid range [0, {classes}) for y_pred with {classes} classes "
+            f"(shape {tuple(y_pred.shape)}). Labels are class ids 0..{classes - 1}; check that the last layer "
+            "has one unit per class."
+        )
+    return Tensor(raw)
+
+
+class Loss:
+    """Base class: ``loss(y_true, y_pred)`` computes per-example values, then reduces them."""
+
+    def __init__(self, reduction="sum_over_batch_size", name=None):
+        if reduction not in _REDUCTIONS:
+            raise ValueError(f"{type(self).__name__}: reduction must be one of {_REDUCTIONS[:3]}, got {reduction!r}")
+        self.reduction = reduction
+        self.name = name or type(self).__name__
+
+    def call(self, y_true, y_pred):
+        raise NotImplementedError
+
+    def __call__(self, y_true, y_pred):
+        values = self.call(y_true, y_pred)
+        if self.reduction in ("none", None):
+            return values
+        if self.reduction == "sum":
+            return ops.reduce_sum(values)
+        return ops.reduce_mean(values)  # "sum_over_batch_size": sum / number of values
+
+    def __repr__(self):
+        return f"<tapelab.losses.{type(self).__name__} reduction={self.reduction!r}>"
+
+
+class MeanSquaredError(Loss):
+    """The mean of ``(y_true - y_pred)^2``, like ``keras.losses.MeanSquaredError``.
+
+    >>> tl.losses.MeanSquaredError()([1.0, 2.0], [1.0, 4.0]).numpy()    # (0 + 4) / 2
+    2.0
+    """
+
+    def call(self, y_true, y_pred):
+        return mean_squared_error(y_true, y_pred)
+
+
+class SparseCategoricalCrossentropy(Loss):
+    """Cross-entropy for integer class labels, averaged over the batch.
+
+    Use ``from_logits=True`` when the model's last layer has no softmax (recommended: more stable).
+
+    >>> loss_fn = tl.losses.SparseCategoricalCrossentropy(from_logits=True)
+    >>> float(loss_fn([1], [[0.0, 0.0]]))      # log 2
+    0.6931471824645996
+    """
+
+    def __init__(self, from_logits=False, reduction="sum_over_batch_size", name=None):
+        super().__init__(reduction, name)
+        self.from_logits = bool(from_logits)
+
+    def call(self, y_true, y_pred):
+        return sparse_categorical_crossentropy(y_true, y_pred, from_logits=self.from_logits)
+
+    def __repr__(self):
+        return f"<tapelab.losses.SparseCategoricalCrossentropy from_logits={self.from_logits}>"

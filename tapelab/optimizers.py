@@ -1,0 +1,201 @@
+"""Optimizers with Keras 3's defaults and update rules: ``SGD`` (with momentum / Nesterov) and ``Adam``.
+
+The training recipe from TF2 tutorials works unchanged:
+
+    with tl.GradientTape() as tape:
+        loss = loss_fn(y, model(x))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+Every update is computed in the variable's own dtype (hyper-parameters are cast to it, as Keras
+does), so float32 weights stay float32.
+"""
+
+import warnings
+
+import numpy as np
+
+from tapelab.tensor import Tensor, Variable
+
+
+class Optimizer:
+    """Base class: checks ``(gradient, variable)`` pairs, keeps per-variable slots, counts ``iterations``."""
+
+    def __init__(self, learning_rate, name):
+        _check_positive(name, "learning_rate", learning_rate)
+        self.learning_rate = float(learning_rate)
+        self.name = name
+        self.iterations = 0  # how many times apply_gradients has run (Keras's optimizer.iterations)
+        self._slots = {}  # id(variable) -> (variable, {slot name: numpy array})
+
+    def apply_gradients(self, grads_and_vars):
+        """Update each variable from its gradient, then add one to ``iterations``.
+
+        ``grads_and_vars`` is an iterable of ``(gradient, variable)`` pairs, usually
+        ``zip(grads, model.trainable_variables)``. A ``None`` gradient (the loss does not depend on
+        that variable) is skipped with a warning; if every gradient is ``None`` nothing could be
+        learned, so a ``ValueError`` is raised. Returns ``iterations``.
+        """
+        pairs = list(grads_and_vars)
+        missing, updates = [], []
+        for k, pair in enumerate(pairs):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise TypeError(
+                    f"{self.name}.apply_gradients: expected (gradient, variable) pairs, e.g. "
+                    f"zip(grads, model.trainable_variables); item {k} is {pair!r}"
+                )
+            g, var = pair
+            if not isinstance(var, Variable):
+                raise TypeError(
+                    f"{self.name}.apply_gradients: item {k} pairs a gradient with a {type(var).__name__}, not a "
+                    "tl.Variable. Only Variables can be updated in place; create the parameter with "
+                    "tl.Variable(...) (a tl.constant or the result of an op cannot change)."
+                )
+            if g is None:
+                missing.append(var.name)
+                continue
+            updates.append((self._gradient_value(g, var), var))
+        if not updates:
+            raise ValueError(
+                f"{self.name}.apply_gradients: no gradients provided for any variable (all were None): "
+                f"{missing}. The loss does not depend on these variables. Check that the loss is computed "
+                "inside `with tl.GradientTape() as tape:` from the model's output, and that you pass the same "
+                "variables to tape.gradient and to apply_gradients."
+            )
+        if missing:
+            warnings.warn(
+                f"{self.name}.apply_gradients: gradients do not exist for variables {missing} (the gradient is "
+                "None: the loss does not depend on them); they were not updated.",
+                UserWarning,
+                stacklevel=2,
+            )
+        for g, var in updates:
+            self._update(g, var, self._slots_for(var))
+        self.iterations += 1
+        return self.iterations
+
+    def _gradient_value(self, g, var):
+        value = g._value if isinstance(g, Tensor) else np.asarray(g)
+        if value.shape != var._value.shape:
+            raise ValueError(
+                f"{self.name}.apply_gradients: the gradient for variable '{var.name}' has shape "
+                f"{tuple(value.shape)} but the variable has shape {tuple(var.shape)}. Each gradient must have "
+                "its variable's shape: pair them in the same order, e.g. zip(grads, variables) with grads = "
+                "tape.gradient(loss, variables)."
+            )
+        if value.dtype != var._value.dtype:
+            if value.dtype.kind != "f":
+                raise TypeError(
+                    f"{self.name}.apply_gradients: the gradient for '{var.name}' has dtype {value.dtype}, "
+                    f"but a gradient must be a float ({var.dtype.name})."
+                )
+            value = value.astype(var._value.dtype)  # as Keras: the gradient is cast to the variable's dtype
+        return value
+
+    def _slots_for(self, var):
+        entry = self._slots.get(id(var))
+        if entry is None or entry[0] is not var:
+            entry = (var, {name: np.zeros_like(var._value) for name in self._slot_names()})
+            self._slots[id(var)] = entry
+        return entry[1]
+
+    def _slot_names(self):
+        return ()
+
+    def _update(self, g, var, slots):
+        raise NotImplementedError
+
+    def _cast(self, x, var):
+        return np.asarray(x, dtype=var._value.dtype)  # a hyper-parameter in the variable's dtype (Keras: ops.cast)
+
+    def minimize(self, loss, var_list, tape):
+        """``apply_gradients(zip(tape.gradient(loss, var_list), var_list))``."""
+        var_list = list(var_list)
+        return self.apply_gradients(zip(tape.gradient(loss, var_list), var_list))
+
+    def get_slot(self, var, name):
+        """A copy of the optimizer's state ``name`` (e.g. ``"momentum"``, ``"m"``, ``"v"``) for ``var``."""
+        return self._slots_for(var)[name].copy()
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent, optionally with momentum, with Keras 3's update rule.
+
+    Plain:      w = w - lr * g
+    Momentum:   m = momentum * m - lr * g;   w = w + m
+    Nesterov:   m = momentum * m - lr * g;   w = w + momentum * m - lr * g
+
+    >>> w = tl.Variable(1.0)
+    >>> opt = tl.optimizers.SGD(learning_rate=0.1)
+    >>> opt.apply_gradients([(tl.constant(2.0), w)])
+    1
+    >>> w.numpy()
+    0.8
+    """
+
+    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD"):
+        super().__init__(learning_rate, name)
+        if not 0 <= momentum <= 1:
+            raise ValueError(f"SGD: momentum must be between 0 and 1, got {momentum!r}")
+        self.momentum = float(momentum)
+        self.nesterov = bool(nesterov)
+
+    def _slot_names(self):
+        return ("momentum",) if self.momentum != 0 else ()
+
+    def _update(self, g, var, slots):
+        lr = self._cast(self.learning_rate, var)
+        if self.momentum == 0:
+            var.assign_sub(g * lr)  # w -= lr * g
+            return
+        momentum = self._cast(self.momentum, var)
+        m = slots["momentum"] = slots["momentum"] * momentum - g * lr  # m = momentum * m - lr * g
+        if self.nesterov:
+            var.assign_add(m * momentum - g * lr)  # look ahead along the new velocity
+        else:
+            var.assign_add(m)
+
+
+class Adam(Optimizer):
+    """Adam with Keras 3's defaults (epsilon=1e-7) and its form of the bias correction.
+
+    With t = iterations + 1:
+        m = m + (g - m) * (1 - beta_1)              # running mean of g
+        v = v + (g^2 - v) * (1 - beta_2)            # running mean of g^2
+        alpha = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t)
+        w = w - m * alpha / (sqrt(v) + epsilon)
+
+    >>> w = tl.Variable([1.0, -1.0])
+    >>> opt = tl.optimizers.Adam(learning_rate=0.1)
+    >>> opt.apply_gradients([(tl.constant([0.5, -3.0]), w)])
+    1
+    >>> w.numpy()      # the first Adam step moves every weight by about lr, against its gradient's sign
+    array([ 0.9, -0.9], dtype=float32)
+    """
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name="Adam"):
+        super().__init__(learning_rate, name)
+        for what, value in (("beta_1", beta_1), ("beta_2", beta_2)):
+            if not 0 <= value < 1:
+                raise ValueError(f"Adam: {what} must be in [0, 1), got {value!r}")
+        _check_positive(name, "epsilon", epsilon)
+        self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
+
+    def _slot_names(self):
+        return ("m", "v")
+
+    def _update(self, g, var, slots):
+        lr = self._cast(self.learning_rate, var)
+        t = self._cast(self.iterations + 1, var)
+        one = self._cast(1, var)
+        beta_1_power = np.power(self._cast(self.beta_1, var), t)
+        beta_2_power = np.power(self._cast(self.beta_2, var), t)
+        alpha = lr * np.sqrt(one - beta_2_power) / (one - beta_1_power)
+        m = slots["m"] = slots["m"] + (g - slots["m"]) * self._cast(1 - self.beta_1, var)
+        v = slots["v"] = slots["v"] + (np.square(g) - slots["v"]) * self._cast(1 - self.beta_2, var)
+        var.assign_sub((m * alpha) / (np.sqrt(v) + self._cast(self.epsilon, var)))
+
+
+def _check_positive(owner, what, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) or not value > 0:
+        raise ValueError(f"{owner}: {what} must be a positive number, got {value!r}")
