@@ -82,7 +82,6 @@ from tapelab.tape import GradientTape, UnconnectedGradients, gradients, name_sco
 from tapelab.tensor import Tensor, TensorShape, Variable, constant, convert_to_tensor  # noqa: F401
 
 __version__ = "0.1.0"
-from tapelab import viz  # noqa: F401, E402  (issue 3: the tape listing and graph; graphviz loads only when drawing)
 
 # --- training stack (issue 5): Module, layers, losses, optimizers, metrics, datasets; plots load lazily ---
 from tapelab import datasets, keras, layers, losses, metrics, optimizers, plots  # noqa: F401, E402
@@ -90,3 +89,4 @@ from tapelab.module import Module  # noqa: F401, E402
 
 # --- end training stack ---
 # isort: split
+from tapelab import viz  # noqa: F401, E402  (issue 3: the tape listing and graph; graphviz loads only when drawing)
