@@ -1,0 +1,235 @@
+"""TensorFlow faithfulness: the API contract snippets give TF's numbers, dtypes, shapes, Nones and error kinds.
+
+``fixtures/tf_contract.json`` holds what real TensorFlow 2 did for each snippet; it is produced by
+``fixtures/make_tf_contract.py`` (run with a Python that has TensorFlow; TF is never needed here).
+Each snippet is executed with ``tf = tapelab`` and its result is compared with TF's:
+
+- tensors: same dtype name, same shape, same values (float32 to ~1e-6 relative, float64 to ~1e-12);
+- Variables: also the same ``name`` and ``trainable``;
+- lists / tuples / dicts: same container type and structure; ``None`` where TF gives ``None``;
+- Python and numpy scalars: same type;
+- strings (``str()`` / ``repr()``): equal once TF's ``tf.`` prefix reads ``tapelab.``;
+- errors: the same kind (TF's ``InvalidArgumentError`` -> ``tapelab.InvalidArgumentError``; builtin
+  exceptions the same class). Messages are tapelab's own; some cases check key words the contract asks for.
+
+A case where tapelab still differs from TF is listed in ``KNOWN_DIFFERENCES`` and runs as a strict
+xfail: fixing the engine makes it XPASS (a failure) until its entry is removed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tapelab
+
+FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURE = json.loads((FIXTURES / "tf_contract.json").read_text(encoding="utf-8"))
+CASES = {case["id"]: case for case in FIXTURE["cases"]}
+
+# Relative / absolute tolerance per float dtype (float32 values are compared to ~1e-6 relative).
+TOLERANCE = {"float16": (1e-3, 1e-4), "float32": (1e-6, 1e-7), "float64": (1e-12, 1e-15)}
+
+# Key words tapelab's own message must contain (case-insensitive), where the contract demands them.
+MESSAGE_KEYWORDS = {
+    "tape_second_gradient_non_persistent": ["persistent=True"],
+    "tf_gradients_raises": ["GradientTape"],
+    "op_add_float32_int32_tensors": ["cast"],
+    "op_add_float32_float64_tensors": ["cast"],
+    "tf_matmul_int_float_mismatch": ["cast", "matmul"],
+    "op_add_shape_mismatch": ["add"],
+    "op_matmul_shape_mismatch": ["matmul"],
+    "tf_reshape_bad": ["reshape"],
+    "tf_concat_mismatch": ["concat"],
+    "tape_unconnected_bad_string": ["unconnected_gradients"],
+}
+
+# TF exception name -> the tapelab exception class the same snippet must raise.
+ERROR_KINDS = {
+    "InvalidArgumentError": tapelab.InvalidArgumentError,
+    "TypeError": TypeError,
+    "ValueError": ValueError,
+    "RuntimeError": RuntimeError,
+    "IndexError": IndexError,
+    "AttributeError": AttributeError,
+}
+
+# case id -> what differs from TensorFlow (the engine owner fixes it and deletes the entry).
+KNOWN_DIFFERENCES: dict[str, str] = {
+    "constant_int_too_big": "tf.constant(2 ** 70): TF raises ValueError (out-of-range integer), "
+    "tapelab raises TypeError",
+    "variable_isinstance_tensor": "isinstance(tf.Variable(1.0), tf.Tensor): TF False, "
+    "tapelab True (Variable subclasses Tensor)",
+    "dtype_repr": "repr(tf.float32): TF 'tf.float32' (so 'tapelab.float32' expected), tapelab 'tl.float32'",
+    "dtype_bool_constant": "tf.constant([1, 0], dtype=tf.bool): TF raises TypeError, "
+    "tapelab returns bool [True, False]",
+    "op_add_python_float_to_int_tensor": "int32 tensor + 1.5: TF raises InvalidArgumentError (AddV2; TF's -, *, / and "
+                                         "1.5 + t raise TypeError), tapelab raises TypeError",
+    "tf_add_python_float_to_int_tensor": "tf.add(int32 tensor, 1.5): TF raises InvalidArgumentError, tapelab TypeError",
+    "index_list_not_allowed": "t[[0, 2]]: TF raises InvalidArgumentError (no fancy indexing), tapelab gathers [1, 3]",
+    "float_of_vector": "float() of a shape-(2,) tensor: TF raises TypeError, tapelab raises ValueError",
+    "tf_op_on_ndarray": "tf.multiply(np.ones((2, 2)), 3): TF float64 [[3, 3], [3, 3]] (the Python 3 takes the "
+                        "ndarray's dtype), tapelab raises InvalidArgumentError (float64 vs int32)",
+    "tf_one_hot_negative_index": "tf.one_hot([1, -1], 2): TF gives an all-zero row for -1 ([[0, 1], [0, 0]]), "
+                                 "tapelab wraps around ([[0, 1], [0, 1]])",
+    "tape_watch_non_tensor": "tape.watch(3.0): TF raises ValueError, tapelab raises TypeError",
+    "tape_watched_variables_names": "watched_variables() order: TF orders by variable creation (a:0, b:0), "
+                                    "tapelab by first access (b:0, a:0)",
+    "tape_watched_variables_creation_order": "watched_variables() order: TF by creation (late:0, early:0), "
+                                             "tapelab by first access (early:0, late:0)",
+    "tape_reenter_active": "re-entering an active tape: TF raises ValueError, tapelab raises RuntimeError",
+}
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+def describe(obj):
+    """The same plain description ``make_tf_contract.describe`` gives, for tapelab objects."""
+    if obj is None:
+        return {"kind": "none"}
+    if isinstance(obj, tapelab.Variable):
+        return {"kind": "variable", "name": obj.name, "trainable": bool(obj.trainable), "dtype": obj.dtype.name,
+                "shape": list(obj.shape), "value": obj.numpy().tolist()}
+    if isinstance(obj, tapelab.Tensor):
+        return {"kind": "tensor", "dtype": obj.dtype.name, "shape": list(obj.shape), "value": obj.numpy().tolist()}
+    if isinstance(obj, tapelab.TensorShape):
+        return {"kind": "shape", "value": list(obj)}
+    if isinstance(obj, tapelab.DType):
+        return {"kind": "dtype", "name": obj.name}
+    if isinstance(obj, (np.ndarray, np.generic)):
+        arr = np.asarray(obj)
+        return {"kind": "numpy", "scalar": isinstance(obj, np.generic), "dtype": arr.dtype.name,
+                "shape": list(arr.shape), "value": arr.tolist()}
+    if isinstance(obj, (bool, int, float, str)):
+        return {"kind": "python", "type": type(obj).__name__, "value": obj}
+    if isinstance(obj, (list, tuple)):
+        return {"kind": type(obj).__name__, "items": [describe(o) for o in obj]}
+    if isinstance(obj, dict):
+        return {"kind": "dict", "items": {str(k): describe(v) for k, v in obj.items()}}
+    return {"kind": "unknown", "type": type(obj).__name__, "repr": repr(obj)}
+
+
+def run_with_tapelab(code):
+    """Execute a snippet with ``tf = tapelab``: ``("ok", description)`` or ``("error", exception)``."""
+    namespace = {"tf": tapelab, "np": np}
+    try:
+        exec(compile(code, "<case>", "exec"), namespace)
+    except Exception as exc:  # noqa: BLE001 - comparing what is raised is the point
+        return "error", exc
+    return "ok", describe(namespace["result"])
+
+
+def tf_text_as_tapelab(text):
+    """TF prints ``tf.Tensor(...)`` / ``<tf.Variable ...>`` / ``tf.float32``; tapelab uses its own name."""
+    return text.replace("tf.", "tapelab.")
+
+
+def assert_values_close(expected, actual, dtype, where):
+    exp = np.asarray(expected, dtype=np.float64 if dtype.startswith("float") else None)
+    act = np.asarray(actual, dtype=np.float64 if dtype.startswith("float") else None)
+    assert exp.shape == act.shape, f"{where}: value nesting {exp.shape} != {act.shape}"
+    if dtype.startswith("float"):
+        rtol, atol = TOLERANCE.get(dtype, TOLERANCE["float32"])
+        ok = np.allclose(act, exp, rtol=rtol, atol=atol, equal_nan=True)
+        assert ok, f"{where}: values differ (TF {expected!r}, tapelab {actual!r})"
+    else:
+        assert exp.tolist() == act.tolist(), f"{where}: values differ (TF {expected!r}, tapelab {actual!r})"
+
+
+def assert_same(expected, actual, where="result"):
+    """Compare TF's description with tapelab's, naming the first place they differ."""
+    kind = expected["kind"]
+    assert actual["kind"] == kind, f"{where}: TF gives {kind} {expected}, tapelab gives {actual['kind']} {actual}"
+    if kind == "none":
+        return
+    if kind in ("tensor", "variable", "numpy"):
+        if kind == "variable":
+            assert actual["name"] == expected["name"], f"{where}: name {actual['name']!r} != TF {expected['name']!r}"
+            assert actual["trainable"] == expected["trainable"], f"{where}: trainable differs"
+        if kind == "numpy":
+            assert actual["scalar"] == expected["scalar"], (
+                f"{where}: numpy {'scalar' if expected['scalar'] else 'array'} expected, got the other")
+        assert actual["dtype"] == expected["dtype"], f"{where}: dtype {actual['dtype']} != TF {expected['dtype']}"
+        assert actual["shape"] == expected["shape"], f"{where}: shape {actual['shape']} != TF {expected['shape']}"
+        assert_values_close(expected["value"], actual["value"], expected["dtype"], where)
+    elif kind == "shape":
+        assert actual["value"] == expected["value"], f"{where}: shape {actual['value']} != TF {expected['value']}"
+    elif kind == "dtype":
+        assert actual["name"] == expected["name"], f"{where}: dtype {actual['name']} != TF {expected['name']}"
+    elif kind == "python":
+        assert actual["type"] == expected["type"], (
+            f"{where}: Python {actual['type']} {actual['value']!r} != TF {expected['type']} {expected['value']!r}")
+        if expected["type"] == "float":
+            rtol, atol = TOLERANCE["float32"]
+            assert math.isclose(actual["value"], expected["value"], rel_tol=rtol, abs_tol=atol) or (
+                math.isnan(actual["value"]) and math.isnan(expected["value"])), f"{where}: {actual} != TF {expected}"
+        elif expected["type"] == "str":
+            want = tf_text_as_tapelab(expected["value"])
+            assert actual["value"] == want, (
+                f"{where}: text differs\n TF (renamed): {want!r}\n tapelab:      {actual['value']!r}")
+        else:
+            assert actual["value"] == expected["value"], f"{where}: {actual['value']!r} != TF {expected['value']!r}"
+    elif kind in ("list", "tuple"):
+        assert len(actual["items"]) == len(expected["items"]), f"{where}: {len(actual['items'])} items, TF has " \
+            f"{len(expected['items'])}"
+        for i, (e, a) in enumerate(zip(expected["items"], actual["items"])):
+            assert_same(e, a, f"{where}[{i}]")
+    elif kind == "dict":
+        assert list(actual["items"]) == list(expected["items"]), f"{where}: keys {list(actual['items'])} != TF " \
+            f"{list(expected['items'])}"
+        for key, e in expected["items"].items():
+            assert_same(e, actual["items"][key], f"{where}[{key!r}]")
+    else:  # pragma: no cover - the fixture only holds the kinds above
+        raise AssertionError(f"{where}: unknown kind {kind!r} in the fixture")
+
+
+def _params():
+    for case_id in CASES:
+        marks = []
+        if case_id in KNOWN_DIFFERENCES:
+            marks.append(pytest.mark.xfail(strict=True, reason=KNOWN_DIFFERENCES[case_id]))
+        yield pytest.param(case_id, marks=marks, id=case_id)
+
+
+# ---------------------------------------------------------------------------------------------- tests
+@pytest.mark.parametrize("case_id", list(_params()))
+def test_matches_tensorflow(case_id):
+    case = CASES[case_id]
+    expected = case["tf"]
+    status, got = run_with_tapelab(case["code"])
+    if expected["kind"] == "error":
+        want = ERROR_KINDS[expected["type"]]
+        assert status == "error", (
+            f"TF raises {expected['type']}: {expected['message'][:200]!r}\n"
+            f"tapelab returned {got}\ncode:\n{case['code']}")
+        assert isinstance(got, want), (
+            f"TF raises {expected['type']}, tapelab raises {type(got).__name__}: {got}\ncode:\n{case['code']}")
+        message = str(got).lower()
+        for word in MESSAGE_KEYWORDS.get(case_id, []):
+            assert word.lower() in message, f"tapelab's message should mention {word!r}: {got}"
+        return
+    if status == "error":
+        raise AssertionError(
+            f"TF gives {expected}\ntapelab raises {type(got).__name__}: {got}\ncode:\n{case['code']}") from got
+    assert_same(expected, got)
+
+
+def test_fixture_is_current_with_generator():
+    """The snippets in the fixture are exactly the generator's list (regenerate the fixture after editing it)."""
+    spec = importlib.util.spec_from_file_location("make_tf_contract", FIXTURES / "make_tf_contract.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert [(c["id"], c["code"]) for c in FIXTURE["cases"]] == [tuple(c) for c in module.CASES]
+    assert len(CASES) == len(FIXTURE["cases"]) >= 120
+
+
+def test_known_differences_and_keywords_name_real_cases():
+    for table in (KNOWN_DIFFERENCES, MESSAGE_KEYWORDS):
+        assert set(table) <= set(CASES), set(table) - set(CASES)
+    for case_id in MESSAGE_KEYWORDS:
+        assert CASES[case_id]["tf"]["kind"] == "error", case_id
+    assert {c["tf"]["type"] for c in CASES.values() if c["tf"]["kind"] == "error"} <= set(ERROR_KINDS)
