@@ -34,7 +34,10 @@ class DType:
         return hash(self.name)
 
     def __repr__(self):
-        return f"tl.{self.name}"
+        return f"tapelab.{self.name}"
+
+    def __str__(self):
+        return f"<dtype: '{self.name}'>"
 
 
 float16, float32, float64 = DType("float16"), DType("float32"), DType("float64")
@@ -67,7 +70,12 @@ def infer_numpy_dtype(value):
     numpy arrays and numpy scalars keep their own dtype.
     """
     is_numpy = isinstance(value, (np.ndarray, np.generic))
-    raw = value if is_numpy else np.asarray(value)
+    try:
+        raw = value if is_numpy else np.asarray(value)
+    except OverflowError:
+        raise ValueError(f"cannot make a tensor from {value!r}: the integer is too large for int64") from None
+    if raw.dtype.kind == "O" and not is_numpy and isinstance(value, int):
+        raise ValueError(f"cannot make a tensor from {value!r}: the integer is too large for int64")
     kind = raw.dtype.kind
     if is_numpy and raw.dtype in _BY_NUMPY:
         return raw.dtype

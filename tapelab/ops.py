@@ -19,7 +19,8 @@ def _pair(x, y):
         return x, (y if isinstance(y, Tensor) else convert_to_tensor(y, dtype=x.dtype))
     if isinstance(y, Tensor):
         return convert_to_tensor(x, dtype=y.dtype), y
-    return convert_to_tensor(x), convert_to_tensor(y)
+    x = convert_to_tensor(x)  # neither is a tensor: as in TF, the first operand decides the dtype
+    return x, convert_to_tensor(y, dtype=x.dtype)
 
 
 def _binary(name, doc):

@@ -106,10 +106,13 @@ def _log_softmax(x, axis=-1):
 
 
 def _one_hot(indices, depth, on_value=1, off_value=0, dtype="float32"):
-    table = np.eye(depth, dtype=dtypes.as_dtype(dtype).as_numpy_dtype)  # row i is the one-hot vector for class i
+    # row i of the table is the one-hot vector for class i; the extra last row (all off) is for
+    # indices outside [0, depth), which TF turns into all-off rows
+    table = np.eye(depth + 1, depth, dtype=dtypes.as_dtype(dtype).as_numpy_dtype)
+    table[depth] = 0
     if (on_value, off_value) != (1, 0):
         table = np.where(table == 1, on_value, off_value).astype(table.dtype)
-    return table[indices]
+    return table[np.where((indices >= 0) & (indices < depth), indices, depth)]
 
 
 def _sparse_xent(labels, logits):

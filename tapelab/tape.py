@@ -136,7 +136,7 @@ class GradientTape:
     # --- recording ---------------------------------------------------------------------------
     def __enter__(self):
         if self in _state.tapes:
-            raise RuntimeError(
+            raise ValueError(
                 "this GradientTape is already recording: a tape cannot be entered twice at once. "
                 "Use one `with` block per tape, or a new GradientTape() for a nested (higher-order) tape."
             )
@@ -175,7 +175,7 @@ class GradientTape:
         """Ask the tape to track ``tensor`` (or a list/tuple/dict of them) so gradients can reach it."""
         for t in nest.flatten(tensor):
             if not isinstance(t, Tensor):
-                raise TypeError(
+                raise ValueError(
                     f"watch() takes tensors or Variables, not {type(t).__name__} ({t!r}). "
                     f"Make a tensor first, e.g. x = tl.constant({t!r}), compute with x, and watch x."
                 )
@@ -203,7 +203,7 @@ class GradientTape:
 
     def watched_variables(self):
         """The Variables this tape watches (explicitly or because they were read while recording)."""
-        return tuple(t for t in self._watched.values() if isinstance(t, Variable))
+        return tuple(sorted((t for t in self._watched.values() if isinstance(t, Variable)), key=lambda v: v._uid))
 
     def stop_recording(self):
         """A context in which this tape records nothing (like TF's ``tape.stop_recording()``)."""
@@ -363,6 +363,8 @@ class GradientTape:
         outer = [t for t in _state.tapes if t is not self and not t._paused]
         B, as_value = (_tensor_backend(), _same) if outer else (NUMPY, _array)
         was_paused, self._paused = self._paused, True  # the backward pass is not part of this tape's recording
+        quiet = np.errstate(divide="ignore", invalid="ignore", over="ignore")  # inf/nan flow on silently, as in TF
+        quiet.__enter__()
         try:
             grads = {k: as_value(Tensor(g)) for k, (t, g) in seeds.items()}
             for e in reversed(self.entries):
@@ -396,6 +398,7 @@ class GradientTape:
                 if contributions:
                     on_step(e, g, contributions, grads)
         finally:
+            quiet.__exit__(None, None, None)
             self._paused = was_paused
         return grads
 

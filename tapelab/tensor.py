@@ -1,5 +1,7 @@
 """Tensor and Variable: immutable values and mutable model state, shaped like TF's eager tensors."""
 
+import itertools
+
 import numpy as np
 
 from tapelab import dtypes
@@ -71,7 +73,7 @@ class Tensor:
 
     def _scalar(self, kind):
         if self._value.size != 1:
-            raise ValueError(
+            raise (ValueError if kind == "bool" else TypeError)(
                 f"{kind}() needs a tensor with exactly one element, but this one has shape "
                 f"{tuple(self._value.shape)}. Reduce it first (e.g. tl.reduce_sum) or index one element."
             )
@@ -232,7 +234,8 @@ class Variable(Tensor):
     <tapelab.Variable 'w:0' shape=() dtype=float32, numpy=4.5>
     """
 
-    __slots__ = ("_name", "trainable")
+    __slots__ = ("_name", "trainable", "_uid")
+    _created = itertools.count()  # creation order: TF lists watched variables in this order
 
     def __init__(self, initial_value, trainable=True, name=None, dtype=None):
         if callable(initial_value):
@@ -241,6 +244,7 @@ class Variable(Tensor):
         super().__init__(np.array(value))  # own copy: nobody else can change our value
         self._name = name or "Variable"
         self.trainable = bool(trainable)
+        self._uid = next(Variable._created)
 
     @property
     def name(self):
@@ -317,9 +321,9 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
 
 
 def _check_lossless(value, np_dtype):
-    # TF refuses to turn 2.5 into an int32 tensor instead of silently truncating it.
+    # TF refuses to turn 2.5 into an int32 tensor (or 1 into a bool) instead of silently converting.
     if np_dtype.kind in "iub" and not isinstance(value, (np.ndarray, np.generic)):
-        if np.asarray(value).dtype.kind == "f":
+        if np.asarray(value).dtype.kind in ("fiu" if np_dtype.kind == "b" else "f"):
             raise TypeError(
                 f"Cannot convert {value!r} to a tensor of dtype {np_dtype}: Python floats are not silently "
                 f"truncated. Use a float tensor, or tl.cast(tl.constant({value!r}), tl.{np_dtype}) to truncate."

@@ -18,7 +18,7 @@ def test_dtype_inference_follows_tf(value, dtype):
 
 def test_dtypes_compare_with_names_and_numpy():
     assert tl.float32 == "float32" and tl.float32 == np.float32 and tl.as_dtype(np.dtype("int32")) is tl.int32
-    assert repr(tl.float32) == "tl.float32" and tl.float32.is_floating and tl.int32.is_integer
+    assert repr(tl.float32) == "tapelab.float32" and tl.float32.is_floating and tl.int32.is_integer
     with pytest.raises(TypeError, match="not a dtype"):
         tl.as_dtype("complex64")
 
