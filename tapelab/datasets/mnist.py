@@ -164,6 +164,11 @@ def download(url=URL, dest=None, sha256=SHA256, timeout=60, quiet=False):
                         out.write(block)
                         h.update(block)
                         size += len(block)
+            except urllib.error.HTTPError as e:
+                raise DownloadError(
+                    f"mnist: could not download {url}: the server answered HTTP {e.code} {e.reason}. Check the URL "
+                    f"(--url); or copy an mnist.npz to {dest} yourself."
+                ) from None
             except (urllib.error.URLError, OSError, ValueError) as e:
                 reason = getattr(e, "reason", e)
                 raise DownloadError(
