@@ -26,6 +26,7 @@ from tapelab.gradcheck import GradientCheck, check_gradients  # noqa: F401
 from tapelab.ops import (  # noqa: F401
     abs,
     add,
+    add_n,
     argmax,
     argmin,
     broadcast_to,

@@ -155,9 +155,13 @@ class GradientTape:
 
     def _record(self, op, inputs, values, out, params):
         tracked = self._tracked
-        if self._paused:  # inside stop_recording(): only note that `out` came from tracked tensors
-            if any(id(t) in tracked or id(t) in self._stopped for t in inputs):
-                self._stopped[id(out)] = out
+        if self._paused:  # inside stop_recording(): only note what was computed (or read) unrecorded
+            stopped = self._stopped
+            for t in inputs:
+                if isinstance(t, Variable) and id(t) not in tracked and self.watch_accessed_variables and t.trainable:
+                    stopped[id(t)] = t  # a Variable read only here is never watched
+                if id(t) in tracked or id(t) in stopped:
+                    stopped[id(out)] = out
             return
         hit = False
         for t in inputs:
