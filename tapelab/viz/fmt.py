@@ -66,4 +66,10 @@ def param_text(value):
 
 def params_text(params):
     """``axis=(1,), keepdims=True`` — params left at a do-nothing value (None, False) are left out."""
-    return ", ".join(f"{k}={param_text(v)}" for k, v in params.items() if v is not None and v is not False)
+    return ", ".join(f"{k}={_index_text(v) if k == 'key' else param_text(v)}" for k, v in params.items()
+                     if v is not None and v is not False)
+
+
+def _index_text(key):
+    """An indexing key as written in Python: ``[0, 1:]``."""
+    return "[" + ", ".join(param_text(x) for x in (key if isinstance(key, tuple) else (key,))) + "]"

@@ -156,7 +156,7 @@ def trace(tape, target=None, sources=None):
                                           producer=k, scope=e.scope)
             order.append((out, k))
         ops.append(OpInfo(k, e.op.name, [id(t) for t in e.inputs], id(out), dict(e.params), e.scope,
-                          tuple(e.op.formulas) if e.op.formulas is not None else ()))
+                          _formulas(e.op, len(e.inputs))))
 
     _name_tensors(tensors, order)
 
@@ -177,6 +177,17 @@ def trace(tape, target=None, sources=None):
         if not gets_grad and (use_bw or tr.targets):
             info.none_reason = _none_reason(info, key, tracked, stopped, stopped_target, stopped_on_path)
     return tr
+
+
+def _formulas(op, n):
+    """One formula per input (variadic ops such as concat make theirs on demand)."""
+    out = []
+    for i in range(n):
+        try:
+            out.append(op.formulas[i])
+        except (IndexError, TypeError):
+            out.append(None)
+    return tuple(out)
 
 
 def _name_tensors(tensors, order):
