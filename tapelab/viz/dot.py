@@ -23,7 +23,7 @@ FILL = {"variable": "#fde68a", "watched": "#fef9c3", "constant": "#eeeeee", "sto
 HIGHLIGHT = "#dc2626"
 GREY = "#9ca3af"
 KIND_WORD = {"variable": "Variable", "watched": "watched", "constant": "constant",
-             "stopped": "computed while recording was stopped", "intermediate": ""}
+             "stopped": "stopped", "intermediate": ""}
 
 
 def to_dot(tape, target=None, sources=None, *, detail="values", highlight=(), edge_colors=None, edge_labels=None,
@@ -139,9 +139,12 @@ class _Graph:
             ins = []
             for op in u.ops:
                 for i, k in enumerate(op.inputs):
-                    if k not in made and k not in ins:
+                    if u.box_scope is None:  # one edge per argument: w * w has two
+                        edges.append((k, u.id, i))
                         ins.append(k)
-                        edges.append((k, u.id, i if u.box_scope is None else None))
+                    elif k not in made and k not in ins:
+                        ins.append(k)
+                        edges.append((k, u.id, None))
             for k in ins:
                 shown[k] = True
             for op in u.ops:

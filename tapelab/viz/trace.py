@@ -125,6 +125,7 @@ def trace(tape, target=None, sources=None):
 
     # inputs in order of first use; then sources/watched tensors the entries never used
     tensors, order = {}, []
+    tensors_by_key = {}  # key -> the tensor itself
 
     def add_input(t, value):
         if id(t) in tensors or id(t) in produced:
@@ -140,6 +141,7 @@ def trace(tape, target=None, sources=None):
         tensors[id(t)] = TensorInfo(id(t), None, kind, tuple(value.shape), value.dtype.name, value,
                                     trainable=bool(getattr(t, "trainable", False)))
         order.append((t, None))
+        tensors_by_key[id(t)] = t
 
     for e in entries:
         for t, v in zip(e.inputs, e.values):
@@ -155,6 +157,7 @@ def trace(tape, target=None, sources=None):
             tensors[id(out)] = TensorInfo(id(out), None, "intermediate", tuple(v.shape), v.dtype.name, v,
                                           producer=k, scope=e.scope)
             order.append((out, k))
+            tensors_by_key[id(out)] = out
         ops.append(OpInfo(k, e.op.name, [id(t) for t in e.inputs], id(out), dict(e.params), e.scope,
                           _formulas(e.op, len(e.inputs))))
 
@@ -173,7 +176,10 @@ def trace(tape, target=None, sources=None):
     for key in tr.sources:
         info = tensors[key]
         info.is_source = True
-        gets_grad = key in bw.grads if use_bw else (bool(tr.targets) and key in reach)
+        if use_bw and any(s is tensors_by_key.get(key) for s in bw.sources):
+            gets_grad = key in bw.grads  # what gradient() actually returned
+        else:  # what it would return: the engine follows recorded ops from tracked tensors only
+            gets_grad = bool(tr.targets) and key in reach and key in tracked
         if not gets_grad and (use_bw or tr.targets):
             info.none_reason = _none_reason(info, key, tracked, stopped, stopped_target, stopped_on_path)
     return tr
