@@ -173,7 +173,7 @@ class _Graph:
             kind = "Variable, not trainable"
         if t.is_source:
             kind = f"{kind}, source" if kind else "source"
-        lines = [f"{title} · {kind}" if kind else title]
+        lines = [f"{title} ({kind})" if kind else title]
         if self.detail != "names":
             lines.append(f"{fmt.shape_text(t.shape)} {t.dtype}")
         if self.detail == "values":
@@ -193,7 +193,7 @@ class _Graph:
         attrs["fillcolor"] = fill
         attrs["label"] = "\n".join(lines)
         attrs["tooltip"] = f"{t.name}: {fmt.shape_text(t.shape)} {t.dtype}" + (
-            f" — gradient None: {t.none_reason}" if t.none_reason else "")
+            f"; gradient None: {t.none_reason}" if t.none_reason else "")
         return attrs
 
     def _op_attrs(self, u):
@@ -204,7 +204,7 @@ class _Graph:
             return {"shape": "ellipse", "style": "filled", "fillcolor": FILL["op"], "label": label,
                     "tooltip": "; ".join(f for f in op.formulas if f) or op.name}
         counts = Counter(op.name for op in u.ops)
-        names = ", ".join(n if c == 1 else f"{n} ×{c}" for n, c in counts.items())
+        names = ", ".join(n if c == 1 else f"{n} ({c})" for n, c in counts.items())
         n = len(u.ops)
         label = "\n".join([u.box_scope, f"{n} op{'s' if n != 1 else ''}: " + "\n".join(_wrap(names, 36)),
                            f"(expand=[{u.box_scope.rstrip('/')!r}] opens it)"])
@@ -214,7 +214,7 @@ class _Graph:
     def _more_attrs(self):
         ops = [op for u in self.hidden for op in u.ops]
         counts = Counter(op.name for op in ops).most_common(4)
-        names = ", ".join(f"{n} ×{c}" for n, c in counts)
+        names = ", ".join(f"{n} ({c})" for n, c in counts)
         label = f"... {len(ops):,} more ops\n(earlier on the tape: {names})\nmax_ops=None draws them all"
         return {"shape": "note", "style": "filled,dashed", "fillcolor": FILL["more"], "label": label}
 

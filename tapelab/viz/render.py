@@ -47,7 +47,7 @@ def find_dot(prefer=None, path=None):
         exe = pathlib.Path(prefer)
         if not (exe.is_file() and os.access(exe, os.X_OK)):
             raise GraphvizNotFound(f"draw: dot={prefer!r} is not an executable file.\n{INSTALL_HELP}")
-        return ("graphviz-pure" if "graphviz-pure" in exe.name else "system"), str(exe.resolve())
+        return ("graphviz-pure" if "graphviz-pure" in exe.name else "system"), str(exe.absolute())
     if path is None:
         path = os.pathsep.join(p for p in (os.environ.get("PATH", ""), _scripts_dir()) if p)
     if prefer in (None, "system"):

@@ -1,0 +1,148 @@
+"""Rendering through a real Graphviz: the system dot and graphviz-pure, the error without either, rich display."""
+
+import os
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+import tapelab as tl
+from tapelab.viz import GraphvizNotFound, draw, find_dot, render
+from tests.test_viz_dot import mlp_tape, seed_000
+
+SVG = "{http://www.w3.org/2000/svg}"
+VENV_BIN = os.path.dirname(sys.executable)
+needs_system_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="no system Graphviz here")
+needs_pure = pytest.mark.skipif(shutil.which("graphviz-pure", path=os.pathsep.join([os.environ.get("PATH", ""),
+                                                                                   VENV_BIN])) is None,
+                                reason="graphviz-pure is not installed")
+
+
+def svg_nodes(svg):
+    """Parse the SVG: {node id (the <title>): the text lines drawn in it}."""
+    root = ET.fromstring(svg)
+    out = {}
+    for g in root.iter(f"{SVG}g"):
+        if g.get("class") == "node":
+            title = g.find(f"{SVG}title").text
+            out[title] = [t.text for t in g.iter(f"{SVG}text")]
+    return out
+
+
+def gradient_seed_000():
+    tape, x, y, z, loss = seed_000()
+    tape.gradient(loss, [x, y])
+    return tape
+
+
+@pytest.mark.parametrize("which", [pytest.param("system", marks=needs_system_dot),
+                                   pytest.param("graphviz-pure", marks=needs_pure)])
+def test_seed_000_renders_with_names_values_and_gradients(which):
+    drawing = draw(gradient_seed_000(), dot=which)
+    assert drawing.dot[0] == which
+    nodes = svg_nodes(drawing.svg)
+    assert set(nodes) == {"t_x", "t_y", "t_a", "t_b", "op_0", "op_1"}
+    assert nodes["t_x"] == ["x (Variable, source)", "(2, 2) float32", "[[1, 1], [1, 1]]", "grad [[1, 1], [1, 1]]"]
+    assert nodes["t_y"][-1] == "grad [[0.5, 0.5], [0.5, 0.5]]"
+    assert nodes["op_0"] == ["matmul"]
+    if which == "graphviz-pure":
+        assert "graphviz-pure" in drawing.svg.split("<svg")[0]  # its own signature in the header comment
+
+
+@pytest.mark.parametrize("which", [pytest.param("system", marks=needs_system_dot),
+                                   pytest.param("graphviz-pure", marks=needs_pure)])
+def test_clusters_boxes_and_the_summary_node_render(which):
+    tape, loss, variables = mlp_tape(steps=3)
+    tape.gradient(loss, variables)
+    svg = draw(tape, collapse=["dense"], max_ops=6, dot=which).svg
+    root = ET.fromstring(svg)
+    clusters = [g.find(f"{SVG}title").text for g in root.iter(f"{SVG}g") if g.get("class") == "cluster"]
+    assert clusters == ["cluster_0"]  # dense_1/ stays a cluster; dense/ is a box
+    nodes = svg_nodes(svg)
+    assert nodes["more"][0] == "... 13 more ops"
+    assert nodes["scope_14"][:2] == ["dense/", "3 ops: matmul, add, relu"]
+
+
+@needs_pure
+def test_graphviz_pure_is_used_when_path_has_no_dot(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{VENV_BIN}")
+    assert find_dot()[0] == "graphviz-pure"
+    drawing = draw(gradient_seed_000())
+    assert drawing.dot[0] == "graphviz-pure" and "t_x" in svg_nodes(drawing.svg)
+
+
+@needs_pure
+def test_graphviz_pure_beside_the_interpreter_is_found_without_path():
+    # a Jupyter kernel started from an unactivated venv: PATH lacks the venv's bin directory
+    code = ("import tapelab as tl\nx = tl.Variable(2.0, name='x')\n"
+            "with tl.GradientTape() as t:\n    y = x * x\n"
+            "d = tl.viz.draw(t)\nprint(d.dot[0], 't_x' in d.svg)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PATH": "/nonexistent"}, cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert out.stdout.split() == ["graphviz-pure", "True"]
+
+
+def test_clear_error_when_no_graphviz_is_found(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(render, "_scripts_dir", lambda: str(tmp_path))  # nothing beside this Python either
+    with pytest.raises(GraphvizNotFound) as err:
+        draw(gradient_seed_000())
+    text = str(err.value)
+    for hint in ("apt-get install graphviz", "pip install graphviz-pure", "print(tape)"):
+        assert hint in text
+    with pytest.raises(GraphvizNotFound, match="the program `graphviz-pure` was not found"):
+        find_dot("graphviz-pure", path=str(tmp_path))
+    with pytest.raises(GraphvizNotFound, match="is not an executable file"):
+        find_dot(str(tmp_path / "dot"))
+    # the tape still displays: as its listing, without a picture
+    tape = gradient_seed_000()
+    assert tape._repr_mimebundle_() == {"text/plain": str(tape)}
+
+
+@needs_pure
+def test_save_svg_png_and_dot(tmp_path):
+    drawing = draw(gradient_seed_000(), dot="graphviz-pure")
+    assert drawing.save(tmp_path / "t.svg").read_text().count("<svg") == 1
+    assert (tmp_path / "t.png").exists() is False
+    drawing.save(tmp_path / "t.png")
+    assert (tmp_path / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert drawing.save(tmp_path / "t.dot").read_text() == drawing.source
+    with pytest.raises(ValueError, match="use a name ending in .svg, .png or .dot"):
+        drawing.save(tmp_path / "t.pdf")
+
+
+@needs_system_dot
+def test_system_dot_writes_png_too(tmp_path):
+    drawing = draw(gradient_seed_000(), dot="system")
+    assert drawing.png()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_explicit_path_to_a_dot_program():
+    kind, exe = find_dot()
+    assert draw(gradient_seed_000(), dot=exe).dot == (kind, exe)
+
+
+def test_rich_display_mimebundle():
+    tape = gradient_seed_000()
+    bundle = tape._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "image/svg+xml"}
+    assert bundle["text/plain"] == str(tape)
+    assert set(svg_nodes(bundle["image/svg+xml"])) == {"t_x", "t_y", "t_a", "t_b", "op_0", "op_1"}
+    assert set(tape._repr_mimebundle_(include=["text/plain"])) == {"text/plain"}
+    assert set(tape._repr_mimebundle_(exclude=["image/svg+xml"])) == {"text/plain"}
+    drawing = draw(tape)
+    assert drawing._repr_mimebundle_()["image/svg+xml"] == drawing.svg == drawing._repr_svg_()
+    assert "rendered by" in drawing._repr_mimebundle_()["text/plain"]
+
+
+def test_a_failing_graphviz_run_names_the_program(tmp_path):
+    with pytest.raises(RuntimeError, match=r"Graphviz \(.*\) failed"):
+        render.render_dot("digraph { this is not dot", "svg")
+
+
+def test_empty_tape_draws():
+    with tl.GradientTape() as tape:
+        pass
+    assert svg_nodes(draw(tape).svg) == {}
