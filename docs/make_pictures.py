@@ -1,0 +1,70 @@
+"""Regenerate the tape pictures in docs/: `python docs/make_pictures.py` (needs Graphviz or graphviz-pure).
+
+    docs/tape_seed_000.{svg,png,txt}   x, y, matmul, reduce_mean, after tape.gradient(loss, [x, y])
+    docs/tape_mlp_step.{svg,png,txt}   one training step of a 784-128-10 MLP on an MNIST-shaped batch
+    docs/tape_mlp_step_collapsed.png   the same tape with each layer collapsed into one box
+"""
+
+import pathlib
+
+import numpy as np
+
+import tapelab as tl
+from tapelab import viz
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+def seed_000_tape():
+    x = tl.Variable(tl.ones((2, 2)), name="x")
+    y = tl.Variable([[2, 2], [2, 2]], dtype=tl.float32, name="y")
+    with tl.GradientTape() as tape:
+        z = tl.matmul(x, y)
+        loss = tl.reduce_mean(z)
+    tape.gradient(loss, [x, y])
+    return tape
+
+
+def mlp_step_tape(batch=32, seed=0):
+    """One step of a hand-built 784-128-10 MLP (Glorot-uniform kernels, zero biases), as two name scopes."""
+    rng = np.random.default_rng(seed)
+
+    def glorot(n_in, n_out):
+        limit = np.sqrt(6 / (n_in + n_out))
+        return rng.uniform(-limit, limit, size=(n_in, n_out)).astype("float32")
+
+    kernel = tl.Variable(glorot(784, 128), name="kernel")
+    bias = tl.Variable(np.zeros(128, "float32"), name="bias")
+    kernel_1 = tl.Variable(glorot(128, 10), name="kernel")
+    bias_1 = tl.Variable(np.zeros(10, "float32"), name="bias")
+    X = tl.constant(rng.random((batch, 784), dtype=np.float32))  # an MNIST-shaped batch: 28 x 28 pixels in [0, 1)
+    y = tl.constant(rng.integers(0, 10, size=batch).astype("int32"))
+    with tl.GradientTape() as tape:
+        with tl.name_scope("dense"):
+            h = tl.nn.relu(tl.matmul(X, kernel) + bias)
+        with tl.name_scope("dense_1"):
+            logits = tl.matmul(h, kernel_1) + bias_1
+        loss = tl.reduce_mean(tl.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+    tape.gradient(loss, [kernel, bias, kernel_1, bias_1])
+    return tape
+
+
+def save(drawing, name):
+    drawing.save(HERE / f"{name}.svg")
+    drawing.save(HERE / f"{name}.png")
+    print(f"wrote docs/{name}.svg and .png (rendered by {drawing.dot[0]} dot)")
+
+
+def main():
+    tape = seed_000_tape()
+    (HERE / "tape_seed_000.txt").write_text(str(tape) + "\n")
+    save(viz.draw(tape, title="seed 000: loss = reduce_mean(x @ y), after tape.gradient(loss, [x, y])"),
+         "tape_seed_000")
+    tape = mlp_step_tape()
+    (HERE / "tape_mlp_step.txt").write_text(str(tape) + "\n")
+    save(viz.draw(tape, title="one MLP training step (784-128-10, batch 32)"), "tape_mlp_step")
+    save(viz.draw(tape, collapse=True, title="the same step, each layer collapsed"), "tape_mlp_step_collapsed")
+
+
+if __name__ == "__main__":
+    main()
