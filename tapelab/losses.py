@@ -148,7 +148,7 @@ class Loss:
 class MeanSquaredError(Loss):
     """The mean of ``(y_true - y_pred)^2``, like ``keras.losses.MeanSquaredError``.
 
-    >>> tl.losses.MeanSquaredError()([1.0, 2.0], [1.0, 4.0]).numpy()    # (0 + 4) / 2
+    >>> float(tl.losses.MeanSquaredError()([1.0, 2.0], [1.0, 4.0]))    # (0 + 4) / 2
     2.0
     """
 

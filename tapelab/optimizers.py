@@ -129,8 +129,8 @@ class SGD(Optimizer):
     >>> opt = tl.optimizers.SGD(learning_rate=0.1)
     >>> opt.apply_gradients([(tl.constant(2.0), w)])
     1
-    >>> w.numpy()
-    0.8
+    >>> float(w)
+    0.800000011920929
     """
 
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD"):
@@ -169,7 +169,7 @@ class Adam(Optimizer):
     >>> opt = tl.optimizers.Adam(learning_rate=0.1)
     >>> opt.apply_gradients([(tl.constant([0.5, -3.0]), w)])
     1
-    >>> w.numpy()      # the first Adam step moves every weight by about lr, against its gradient's sign
+    >>> w.numpy().round(4)   # the first Adam step moves every weight by about lr, against its gradient's sign
     array([ 0.9, -0.9], dtype=float32)
     """
 

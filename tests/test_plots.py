@@ -119,3 +119,13 @@ def test_loss_plot_updates_one_output_in_place_in_a_real_kernel():
     assert len(images) == 1 and "image/png" in images[0].data
     text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     assert "notebook True draws 16 figures []" in text
+
+
+def test_docstring_examples_run(monkeypatch, tmp_path):
+    import doctest
+
+    pytest.importorskip("tqdm")
+    monkeypatch.chdir(tmp_path)
+    result = doctest.testmod(tl.plots, extraglobs={"tl": tl, "np": np})
+    assert result.attempted > 0 and result.failed == 0
+    assert (tmp_path / "curve.png").read_bytes().startswith(PNG_MAGIC)

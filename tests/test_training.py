@@ -408,3 +408,17 @@ def test_mlp_with_adam_reaches_92_percent_on_the_shipped_mnist_sample(monkeypatc
     assert seconds < 60
     assert all(v.dtype == tl.float32 for v in model.trainable_variables)
     assert optimizer.iterations == 5 * 250
+
+
+@pytest.mark.parametrize("module", ["module", "layers", "optimizers", "losses", "metrics", "datasets",
+                                    "datasets.mnist"])
+def test_docstring_examples_run(module, monkeypatch, tmp_path):
+    import doctest
+    import importlib
+
+    monkeypatch.delenv("TAPELAB_MNIST", raising=False)
+    monkeypatch.setenv("TAPELAB_DATA_DIR", str(tmp_path))
+    tl.layers.clear_session()
+    mod = importlib.import_module(f"tapelab.{module}")
+    result = doctest.testmod(mod, extraglobs={"tl": tl, "np": np}, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
