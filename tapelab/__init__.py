@@ -22,6 +22,7 @@ from tapelab.dtypes import (  # noqa: F401
     uint8,
 )
 from tapelab.errors import InvalidArgumentError  # noqa: F401
+from tapelab.function import Function, Graph, TracingError, cond, function  # noqa: F401
 from tapelab.gradcheck import GradientCheck, check_gradients  # noqa: F401
 from tapelab.ops import (  # noqa: F401
     abs,

@@ -62,10 +62,17 @@ def run(op, inputs, **params):
         raise InvalidArgumentError(f"{op.name}: cannot compute it for inputs {shapes}: {e}") from None
     out = Tensor(value if type(value) is np.ndarray else np.asarray(value))
     tapes = _state.tapes
-    if tapes and op.vjps is not None:
+    if tapes:
         for tape in tapes:
             tape._record(op, inputs, values, out, params)
     return out
+
+
+def note_assign(variable, how, value):
+    """A Variable changed (``how`` is "assign", "assign_add" or "assign_sub"): tell any graph being traced."""
+    for recorder in _state.tapes:
+        if hasattr(recorder, "_record_assign"):
+            recorder._record_assign(variable, how, value)
 
 
 def _dtype_mismatch(op, inputs):
@@ -154,6 +161,8 @@ class GradientTape:
         return False
 
     def _record(self, op, inputs, values, out, params):
+        if op.vjps is None:  # not differentiable: no gradient can flow back through it
+            return
         tracked = self._tracked
         if self._paused:  # inside stop_recording(): only note what was computed (or read) unrecorded
             stopped = self._stopped

@@ -226,6 +226,9 @@ class _Ref:
         return isinstance(other, _Ref) and other._tensor is self._tensor
 
 
+_UPDATES = {"assign": lambda old, new: np.array(new), "assign_add": np.add, "assign_sub": np.subtract}
+
+
 class Variable(Tensor):
     """Mutable state, like ``tf.Variable``: the tape watches trainable float Variables automatically.
 
@@ -256,30 +259,29 @@ class Variable(Tensor):
 
     read_value = value
 
-    def _new_value(self, value, how):
-        new = convert_to_tensor(value, dtype=self.dtype)._value
-        if new.shape != self._value.shape:
+    def _update(self, how, value, read_value):
+        new = convert_to_tensor(value, dtype=self.dtype)
+        if new.shape != self.shape:
             raise ValueError(
                 f"{how}: shape mismatch for Variable '{self.name}': the variable has shape "
-                f"{tuple(self._value.shape)} but the value has shape {tuple(new.shape)}. A Variable keeps its "
+                f"{tuple(self.shape)} but the value has shape {tuple(new.shape)}. A Variable keeps its "
                 "shape; reshape the value, or make a new Variable."
             )
-        return new
+        self._value = _UPDATES[how](self._value, new._value)  # a new array: recorded tapes keep the old one
+        _tape.note_assign(self, how, new)  # a function being traced records the update, to replay it
+        return self if read_value else None
 
     def assign(self, value, read_value=True):
-        """Replace the value (same shape and dtype); recorded tapes keep the old value they saw."""
-        self._value = np.array(self._new_value(value, "assign"))
-        return self if read_value else None
+        """Replace the value (same shape and dtype); tapes that recorded the old value keep it."""
+        return self._update("assign", value, read_value)
 
     def assign_add(self, delta, read_value=True):
-        """``self = self + delta``, in place."""
-        self._value = self._value + self._new_value(delta, "assign_add")
-        return self if read_value else None
+        """``self = self + delta``."""
+        return self._update("assign_add", delta, read_value)
 
     def assign_sub(self, delta, read_value=True):
-        """``self = self - delta``, in place."""
-        self._value = self._value - self._new_value(delta, "assign_sub")
-        return self if read_value else None
+        """``self = self - delta``."""
+        return self._update("assign_sub", delta, read_value)
 
     def __str__(self):
         return self.__repr__()
@@ -352,3 +354,4 @@ def constant(value, dtype=None, shape=None, name=None):
 
 
 from tapelab import ops as _ops  # noqa: E402  (operators call ops; ops build on Tensor)
+from tapelab import tape as _tape  # noqa: E402

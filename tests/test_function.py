@@ -1,0 +1,185 @@
+"""tl.function: trace once, replay; print at trace time; retrace per signature; honest limits."""
+
+import numpy as np
+import pytest
+
+import tapelab as tl
+
+
+def test_trace_once_then_replay_without_running_python(capsys):
+    calls = []
+
+    @tl.function
+    def f(x):
+        calls.append(1)
+        print("tracing")
+        return x * x + 1.0
+
+    assert float(f(tl.constant(2.0))) == 5.0
+    assert float(f(tl.constant(3.0))) == 10.0
+    assert float(f(tl.constant(-1.0))) == 2.0
+    assert calls == [1] and f.trace_count == 1 and f.experimental_get_tracing_count() == 1
+    assert capsys.readouterr().out == "tracing\n"  # print runs only while tracing
+
+
+def test_a_new_signature_traces_again():
+    @tl.function
+    def f(x, scale):
+        return x * scale
+
+    f(tl.constant(1.0), 2.0)
+    f(tl.constant(5.0), 2.0)  # same shape, dtype and Python value: replay
+    assert f.trace_count == 1
+    f(tl.constant([1.0, 2.0]), 2.0)  # new shape
+    f(tl.constant(1.0, dtype=tl.float64), 2.0)  # new dtype
+    f(tl.constant(1.0), 3.0)  # new Python value
+    assert f.trace_count == 4
+    np.testing.assert_array_equal(f(tl.constant([1.0, 2.0]), 2.0).numpy(), [2.0, 4.0])
+    assert f.trace_count == 4
+
+
+def test_numpy_arrays_are_tensor_arguments():
+    @tl.function
+    def f(x):
+        return tl.reduce_sum(x)
+
+    assert float(f(np.ones(3, np.float32))) == 3.0 and float(f(np.arange(3, dtype=np.float32))) == 3.0
+    assert f.trace_count == 1
+
+
+def test_variables_are_captured_by_reference():
+    w = tl.Variable(2.0)
+
+    @tl.function
+    def f(x):
+        return x * w
+
+    assert float(f(tl.constant(3.0))) == 6.0
+    w.assign_sub(1.5)
+    assert float(f(tl.constant(3.0))) == 1.5 and f.trace_count == 1
+
+
+def test_python_branch_on_a_traced_tensor_raises_and_teaches():
+    @tl.function
+    def f(x):
+        if x > 0:
+            return x
+        return -x
+
+    with pytest.raises(tl.TracingError, match=r"bool\(\).*tl.where.*tl.cond"):
+        f(tl.constant(1.0))
+    for call in (int, float, lambda t: t.numpy(), np.asarray, lambda t: [0, 1][t]):
+        g = tl.function(lambda x, call=call: call(x))
+        with pytest.raises(tl.TracingError, match="inside tl.function"):
+            g(tl.constant(1))
+
+
+def test_the_graph_friendly_alternatives():
+    @tl.function
+    def relu_ish(x):
+        return tl.where(x > 0, x, x * 0.1)
+
+    @tl.function
+    def absolute(x):
+        return tl.cond(x > 0, lambda: x, lambda: -x)
+
+    np.testing.assert_allclose(relu_ish(tl.constant([-2.0, 3.0])).numpy(), [-0.2, 3.0])
+    assert float(absolute(tl.constant(-3.0))) == 3.0 and float(absolute(tl.constant(4.0))) == 4.0
+    assert absolute.trace_count == 1
+    assert float(tl.cond(tl.constant(True), lambda: 1.0, lambda: 2.0)) == 1.0  # eagerly: one branch
+
+
+def train_data():
+    tl.random.set_seed(0)
+    x = tl.random.normal([1000])
+    return x, x * 5 + 2
+
+
+def test_traced_training_step_gives_the_eager_numbers():
+    x, y = train_data()
+
+    def step(W, B, x, y):
+        with tl.GradientTape() as tape:
+            loss = tl.reduce_mean(tl.square(x * W + B - y))
+        dW, dB = tape.gradient(loss, [W, B])
+        W.assign_sub(dW * 0.01)
+        B.assign_sub(dB * 0.01)
+        return loss
+
+    eager_w, eager_b = tl.Variable(5.0), tl.Variable(10.0)
+    traced_w, traced_b = tl.Variable(5.0), tl.Variable(10.0)
+    traced = tl.function(step)
+    for _ in range(50):
+        le = step(eager_w, eager_b, x, y)
+        lt = traced(traced_w, traced_b, x, y)
+        assert float(le) == float(lt)
+    assert traced.trace_count == 1
+    assert float(eager_w) == float(traced_w) and float(eager_b) == float(traced_b)
+
+
+def test_gradients_flow_through_a_traced_function_called_inside_a_tape():
+    @tl.function
+    def f(x, w):
+        return tl.reduce_sum(tl.tanh(x * w))
+
+    x = tl.constant([0.5, -1.0])
+    w = tl.Variable(1.5)
+    f(x, w)  # trace first: later calls replay
+    for _ in range(2):
+        with tl.GradientTape() as tape:
+            y = f(x, w)
+        with tl.GradientTape() as eager_tape:
+            y_eager = tl.reduce_sum(tl.tanh(x * w))
+        assert float(tape.gradient(y, w)) == float(eager_tape.gradient(y_eager, w))
+        assert float(y) == float(y_eager)
+
+
+def test_define_then_run_with_feeds():
+    @tl.function
+    def f(a, b):
+        return tl.matmul(a, b) + 1.0
+
+    graph = f.get_concrete_function(tl.ones((1, 2)), tl.ones((2, 1)))
+    a, b = graph.placeholders
+    out = graph.run({a: [[1.0, 2.0]], b: [[3.0], [4.0]]})
+    assert out.numpy().tolist() == [[12.0]]
+    assert graph.run([np.ones((1, 2), np.float32), np.zeros((2, 1), np.float32)]).numpy().tolist() == [[1.0]]
+    with pytest.raises(ValueError, match=r"no value fed for 1 placeholder"):
+        graph.run({a: [[1.0, 2.0]]})
+    with pytest.raises(ValueError, match=r"traced for a float32 input of shape \(1, 2\)"):
+        graph.run({a: [[1.0, 2.0, 3.0]], b: [[3.0], [4.0]]})
+
+
+def test_graph_lists_and_draws_like_a_tape():
+    @tl.function
+    def f(x):
+        return x * x + 1.0
+
+    graph = f.get_concrete_function(tl.constant(2.0))
+    text = str(graph)
+    assert text.startswith("Graph 'f_0': 2 ops") and "multiply(" in text and "add(" in text
+    dot = tl.viz.to_dot(graph)
+    assert dot.startswith("digraph") and "multiply" in dot and "add" in dot
+
+
+def test_outputs_keep_their_structure_and_python_values():
+    @tl.function
+    def f(x):
+        return {"double": x * 2.0, "pair": (x, 7)}
+
+    out = f(tl.constant(1.0))
+    out = f(tl.constant(2.0))
+    assert float(out["double"]) == 4.0 and float(out["pair"][0]) == 2.0 and out["pair"][1] == 7
+
+
+def test_nested_traced_functions_inline():
+    @tl.function
+    def inner(x):
+        return x + 1.0
+
+    @tl.function
+    def outer(x):
+        return inner(x) * 2.0
+
+    assert float(outer(tl.constant(1.0))) == 4.0 and float(outer(tl.constant(2.0))) == 6.0
+    assert outer.trace_count == 1
