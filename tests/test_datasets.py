@@ -40,6 +40,8 @@ def test_linear_regression_matches_seed_001():
     np.testing.assert_array_equal(Y, np.float32(5) * X + np.float32(2))
     assert abs(X.mean()) < 0.1 and abs(X.std() - 1) < 0.1  # N(0, 1)
     X2, _ = tl.datasets.linear_regression()
+    tl.random.set_seed(0)  # the same numbers as seed 001's code: tl.random.set_seed(s); tl.random.normal([1000])
+    np.testing.assert_array_equal(X, tl.random.normal([1000]).numpy())
     X3, _ = tl.datasets.linear_regression(seed=1)
     assert np.array_equal(X, X2) and not np.array_equal(X, X3)
     Xn, Yn = tl.datasets.linear_regression(n=500, weight=-1.0, bias=0.5, noise=0.1, seed=3)

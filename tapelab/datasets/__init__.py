@@ -23,7 +23,9 @@ def __getattr__(name):
 def linear_regression(n=1000, weight=5.0, bias=2.0, noise=0.0, seed=0):
     """The seed-001 regression data: ``X ~ N(0, 1)`` and ``Y = weight * X + bias`` (+ optional noise).
 
-    Returns two float32 arrays of shape (n,). The same seed always gives the same data.
+    Returns two float32 arrays of shape (n,). The same seed always gives the same data, and the same
+    X as seed 001's own code, ``tl.random.set_seed(seed); train_X = tl.random.normal([n])``
+    (without touching tl.random's global generator).
 
     >>> X, Y = tl.datasets.linear_regression(n=3)
     >>> bool(np.allclose(Y, 5 * X + 2))
