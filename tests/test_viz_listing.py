@@ -207,3 +207,12 @@ def test_trace_is_plain_data():
     assert tr.ops[0].formulas == ("dx = g @ y.T", "dy = x.T @ g")
     with pytest.raises(KeyError):
         tr.name(12345)
+
+
+@pytest.mark.parametrize("module", ["tapelab.viz.listing", "tapelab.viz.dot", "tapelab.viz.render"])
+def test_docstring_examples_hold(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), extraglobs={"tl": tl})
+    assert result.attempted > 0 and result.failed == 0
