@@ -6,7 +6,7 @@ Deterministic (no ids, no addresses, 4 significant digits), so tests and nbval c
 from tapelab.viz import fmt
 from tapelab.viz.trace import trace
 
-_KIND = {"variable": "Variable", "watched": "watched", "constant": "constant",
+_KIND = {"variable": "Variable", "watched": "watched", "placeholder": "placeholder", "constant": "constant",
          "stopped": "computed while recording was stopped"}
 
 

@@ -26,7 +26,7 @@ class TensorInfo:
 
     key: int
     name: str
-    kind: str  # "variable", "watched", "constant", "stopped" or "intermediate"
+    kind: str  # "variable", "watched", "placeholder", "constant", "stopped" or "intermediate"
     shape: tuple
     dtype: str
     value: np.ndarray  # the value at record time
@@ -132,6 +132,8 @@ def trace(tape, target=None, sources=None):
             return
         if isinstance(t, Variable):
             kind = "variable"
+        elif any(t is p for p in getattr(tape, "placeholders", ())):  # a traced graph's inputs
+            kind = "placeholder"
         elif id(t) in watched_ids or id(t) in tracked:
             kind = "watched"
         elif id(t) in stopped:
