@@ -19,7 +19,8 @@ COLLAPSE_OVER = 60  # collapse=None collapses name scopes when the tape has more
 MAX_OPS = 100  # default cap on drawn op nodes (collapsed scopes count as one)
 
 FILL = {"variable": "#fde68a", "watched": "#fef9c3", "placeholder": "#fef9c3", "constant": "#eeeeee",
-        "stopped": "#e5e7eb", "intermediate": "#ffffff", "target": "#fecaca", "op": "#dbeafe", "box": "#ede9fe", "more": "#f5f5f5"}
+        "stopped": "#e5e7eb", "intermediate": "#ffffff", "target": "#fecaca", "op": "#dbeafe", "box": "#ede9fe",
+        "more": "#f5f5f5"}
 HIGHLIGHT = "#dc2626"
 GREY = "#9ca3af"
 KIND_WORD = {"variable": "Variable", "watched": "watched", "placeholder": "placeholder", "constant": "constant",
