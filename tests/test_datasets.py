@@ -146,7 +146,7 @@ def test_cache_with_the_wrong_checksum_names_the_file_and_the_fix(clean_env):
     assert str(cached) in msg and mnist.SHA256 in msg and "--download" in msg and "Delete it" in msg
 
 
-@pytest.mark.parametrize("damage", ["truncated", "garbage", "missing keys", "wrong layout"])
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "single array", "missing keys", "wrong layout"])
 def test_corrupt_files_get_a_clear_error(tmp_path, damage):
     bad = tmp_path / "mnist.npz"
     if damage == "truncated":
@@ -155,6 +155,10 @@ def test_corrupt_files_get_a_clear_error(tmp_path, damage):
     elif damage == "garbage":
         bad.write_bytes(b"<html>404 not found</html>")
         expected = "corrupt or truncated"
+    elif damage == "single array":
+        with open(bad, "wb") as f:
+            np.save(f, np.zeros((2, 28, 28), np.uint8))  # an .npy, not an .npz
+        expected = "holds a single ndarray, not named arrays"
     elif damage == "missing keys":
         np.savez(bad, x_train=np.zeros((2, 28, 28), np.uint8))
         expected = r"lacks the arrays \['y_train', 'x_test', 'y_test'\]"

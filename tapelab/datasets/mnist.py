@@ -107,14 +107,18 @@ def load_data(path=None, verbose=True):
 def _read(file):
     """Read and check an mnist.npz; every failure names the file and says how to fix it."""
     try:
-        with np.load(file, allow_pickle=False) as npz:
-            missing = [k for k in KEYS if k not in npz.files]
-            if missing:
-                raise MnistFileError(
-                    f"mnist: {file} is an .npz file but lacks the arrays {missing} (it has {sorted(npz.files)}). "
-                    f"An mnist.npz holds x_train, y_train, x_test, y_test. {FIX}"
-                )
-            data = {k: npz[k] for k in KEYS}
+        with open(file, "rb") as f:  # our own handle: np.load leaks its own when the file is not an npz
+            loaded = np.load(f, allow_pickle=False)
+            if not isinstance(loaded, np.lib.npyio.NpzFile):
+                raise ValueError(f"it holds a single {type(loaded).__name__}, not named arrays")
+            with loaded as npz:
+                missing = [k for k in KEYS if k not in npz.files]
+                if missing:
+                    raise MnistFileError(
+                        f"mnist: {file} is an .npz file but lacks the arrays {missing} (it has "
+                        f"{sorted(npz.files)}). An mnist.npz holds x_train, y_train, x_test, y_test. {FIX}"
+                    )
+                data = {k: npz[k] for k in KEYS}
     except MnistFileError:
         raise
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, KeyError) as e:
