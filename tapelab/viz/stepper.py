@@ -198,9 +198,14 @@ def _edge_gradients(steps, tr, unit_of_op, drawn):
             first.setdefault(edge, pos)
     out = {}
     for (a, b), v in sums.items():
-        name = "g" if a in unit_values else f"d{a[2:]}"  # output edges carry g, input edges d<input>
+        name = "g" if a in unit_values else _d(a[2:])  # output edges carry g, input edges d<input>
         out[(a, b)] = (first[(a, b)], f"{name} = {_short(v)}")
     return out
+
+
+def _d(name):
+    """``dx``; ``d(dense/kernel)`` for a name that is not a plain identifier."""
+    return f"d{name}" if name.isidentifier() else f"d({name})"
 
 
 def _arg_name(formula, i):
@@ -277,8 +282,9 @@ def step_view(rep, position, mode="backward"):
     >>> rep = replay(tape, y, x)
     >>> print(step_view(rep, 2).text)
     Backward step 2 of 2 - op 0: a = multiply(x, x)
+      the rule multiply(x, y) here has x = x, y = x
       upstream g = da = 1   (the gradient arriving at a)
-      input x (as x of the rule):  dx = g * y = 3    grad x: 1 + 3 = 4
+      input x:  dx = g * y = 3    grad x: 1 + 3 = 4
       input x (as y of the rule):  dy = g * x = 3    grad x: 4 + 3 = 7
     gradients of b with respect to the sources:
       x  7    (final)
@@ -341,7 +347,7 @@ def _backward(rep, view):
         if len(actual) > 1 and rule_args != actual and all(f for f in op.formulas):
             binding = ", ".join(f"{r} = {a}" for r, a in zip(rule_args, actual))
             view.panel.append(f"  the rule {op.name}({', '.join(rule_args)}) here has {binding}")
-        view.panel.append(f"  upstream g = d{out_name} = {_value(s.upstream)}   (the gradient arriving at "
+        view.panel.append(f"  upstream g = {_d(out_name)} = {_value(s.upstream)}   (the gradient arriving at "
                           f"{out_name}{_constant_note(s.upstream)})")
         before = _totals_before(rep, p)
         for i, x, formula, c, total in s.contributions:
@@ -705,7 +711,7 @@ def step_text(rep, mode="backward"):
     >>> x = tl.Variable(3.0, name="x")
     >>> with tl.GradientTape() as tape:
     ...     y = x * x + x
-    >>> print(step_text(replay(tape, y, x)).splitlines()[3])
+    >>> print(step_text(replay(tape, y, x)).splitlines()[5])
     Backward step 1 of 2 - op 1: b = add(a, x)
     """
     parts = [step_view(rep, p, mode).text for p in range(rep.count(mode) + 1)]
