@@ -7,15 +7,21 @@
     synthetic MNIST-shaped rows: the four-step tape recipe written with tapelab ops vs the same
     model differentiated by hand in numpy (benchmarks/reference.py). Best of N, runs interleaved.
 (b) A chain of 10,000 tiny (2x2) ops recorded and differentiated: microseconds per op.
+BLAS runs on one thread (set OPENBLAS_NUM_THREADS to change it), as in bench_training.py.
 """
 
-import argparse
-import gc
-import sys
-import time
-from pathlib import Path
+import os
 
-import numpy as np
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # one BLAS thread, fixed before numpy loads: a busy 2-core box can't skew it
+
+import argparse  # noqa: E402
+import gc  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from reference import init_mlp, mnist_like_data, numpy_mlp_epoch  # noqa: E402

@@ -171,8 +171,7 @@ defop("log", np.log, (lambda B, g, out, x: g / x,), ("dx = g / x",), float_only=
 defop("abs", np.abs, (lambda B, g, out, x: g * B.sign(x),), ("dx = g * sign(x)",))
 defop("tanh", np.tanh, (lambda B, g, out, x: g * (1 - out * out),), ("dx = g * (1 - tanh(x)^2)",), float_only=True)
 defop("sigmoid", _sigmoid, (lambda B, g, out, x: g * out * (1 - out),), ("dx = g * s * (1 - s)",), float_only=True)
-defop("relu", lambda x: np.maximum(x, 0).astype(x.dtype),
-      (lambda B, g, out, x: B.where(x > 0, g, B.zeros_like(g)),), ("dx = g * [x > 0]",))
+defop("relu", lambda x: np.maximum(x, 0), (lambda B, g, out, x: B.where(x > 0, g, 0),), ("dx = g * [x > 0]",))
 defop("sign", np.sign, (_no_grad,), ("dx = 0",))
 defop("floor", np.floor, (_no_grad,), ("dx = 0",), float_only=True)
 defop("cast", lambda x, dtype: x.astype(dtypes.as_dtype(dtype).as_numpy_dtype),
