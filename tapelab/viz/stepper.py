@@ -283,9 +283,12 @@ def step_view(rep, position, mode="backward"):
     >>> print(step_view(rep, 2).text)
     Backward step 2 of 2 - op 0: a = multiply(x, x)
       the rule multiply(x, y) here has x = x, y = x
-      upstream g = da = 1   (the gradient arriving at a)
-      input x:  dx = g * y = 3    grad x: 1 + 3 = 4
-      input x (as y of the rule):  dy = g * x = 3    grad x: 4 + 3 = 7
+      upstream g = da = 1
+          (the gradient arriving at a)
+      input x:  dx = g * y = 3
+          grad x: 1 + 3 = 4
+      input x (as y of the rule):  dy = g * x = 3
+          grad x: 4 + 3 = 7
     gradients of b with respect to the sources:
       x  7    (final)
     """
@@ -347,8 +350,8 @@ def _backward(rep, view):
         if len(actual) > 1 and rule_args != actual and all(f for f in op.formulas):
             binding = ", ".join(f"{r} = {a}" for r, a in zip(rule_args, actual))
             view.panel.append(f"  the rule {op.name}({', '.join(rule_args)}) here has {binding}")
-        view.panel.append(f"  upstream g = {_d(out_name)} = {_value(s.upstream)}   (the gradient arriving at "
-                          f"{out_name}{_constant_note(s.upstream)})")
+        view.panel.append(f"  upstream g = {_d(out_name)} = {_value(s.upstream)}")
+        view.panel.append(f"      (the gradient arriving at {out_name}{_constant_note(s.upstream)})")
         before = _totals_before(rep, p)
         for i, x, formula, c, total in s.contributions:
             xname = tr.name(id(x))
@@ -362,7 +365,8 @@ def _backward(rep, view):
             else:
                 sofar = f"grad {xname}: earlier terms + this one = {_value(total)}"
             before[id(x)] = total
-            view.panel.append(f"  input {xname}{role}:  d{arg} = {_rhs(formula)} = {_value(c)}    {sofar}")
+            view.panel.append(f"  input {xname}{role}:  d{arg} = {_rhs(formula)} = {_value(c)}")
+            view.panel.append(f"      {sofar}")
     view.table_title = f"gradients of {_target_names(rep)} with respect to the sources:"
     totals = rep.steps[p - 1].totals if p else {}
     last = {}  # source key -> the last position that adds to it
@@ -519,8 +523,9 @@ def _table_html(view):
     if not view.table:
         return ""
     rows = "".join(
-        f"<tr><td><b>{_html_escape(n)}</b></td><td><code>{_html_escape(v)}</code></td>"
-        f"<td><i>{_html_escape(s)}</i></td></tr>" for n, v, s in view.table)
+        f'<tr><td style="padding: 2px 8px 2px 0"><b>{_html_escape(n)}</b></td>'
+        f'<td style="padding: 2px 8px"><code>{_html_escape(v)}</code></td>'
+        f'<td style="padding: 2px 0 2px 8px"><i>{_html_escape(s)}</i></td></tr>' for n, v, s in view.table)
     return (f'<div class="tapelab-stepper-table"><div>{_html_escape(view.table_title)}</div>'
             f'<table style="border-collapse: collapse">{rows}</table></div>')
 
@@ -528,7 +533,8 @@ def _table_html(view):
 def _panel_html(view):
     op = "" if view.op_index is None else f' data-op="{view.op_index}"'
     return (f'<div class="tapelab-stepper-panel" data-mode="{view.mode}" data-position="{view.position}"{op}>'
-            f'<pre style="white-space: pre-wrap; margin: 0; font-size: 12px">'
+            f'<pre style="white-space: pre-wrap; word-break: normal; overflow-wrap: break-word; margin: 0; '
+            f'font-size: 12px; line-height: 1.35">'
             f'{_html_escape(chr(10).join(view.panel))}</pre></div>')
 
 
@@ -586,7 +592,8 @@ class BackwardStepper:
         self.prev_button.add_class("tapelab-stepper-prev")
         self.next_button.add_class("tapelab-stepper-next")
         self.reset_button.add_class("tapelab-stepper-reset")
-        self.graph = widgets.HTML(layout=widgets.Layout(flex="3 1 0%", overflow="auto", max_height="640px"))
+        self.graph = widgets.HTML(layout=widgets.Layout(flex="0 1 auto", overflow="auto", max_height="640px",
+                                                        margin="0 16px 0 0"))
         self.panel = widgets.HTML(layout=widgets.Layout(width="100%"))
         self.table = widgets.HTML(layout=widgets.Layout(width="100%"))
         self.graph.add_class("tapelab-stepper-graph")
@@ -597,9 +604,9 @@ class BackwardStepper:
         self.mode_buttons.observe(lambda change: self._set_mode(change["new"]), names="value")
         controls = widgets.HBox([self.mode_buttons, self.play, self.prev_button, self.next_button, self.slider,
                                  self.reset_button], layout=widgets.Layout(flex_flow="row wrap", align_items="center"))
-        side = widgets.VBox([self.panel, self.table], layout=widgets.Layout(flex="2 1 0%", min_width="320px"))
-        self.widget = widgets.VBox([controls, widgets.HBox([self.graph, side],
-                                                           layout=widgets.Layout(flex_flow="row wrap"))])
+        side = widgets.VBox([self.panel, self.table], layout=widgets.Layout(flex="1 1 360px", min_width="320px"))
+        body = widgets.HBox([self.graph, side], layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"))
+        self.widget = widgets.VBox([controls, body])
         self.widget.add_class("tapelab-stepper")
         self._show()
 
