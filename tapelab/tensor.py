@@ -27,6 +27,9 @@ class TensorShape(tuple):
     def __repr__(self):
         return f"TensorShape({list(self)})"
 
+    def __str__(self):
+        return str(tuple(self))  # as TF prints a shape: (784, 128)
+
 
 class Tensor:
     """An immutable n-d array produced by a tapelab op; ``numpy()`` gives its value."""
