@@ -305,3 +305,25 @@ def test_docstring_examples():
 
     result = doctest.testmod(module, extraglobs={"tl": tl}, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted >= 15 and result.failed == 0
+
+
+def test_a_saved_notebook_keeps_a_static_picture_and_the_chain_rule(tmp_path):
+    """Run a notebook in a real kernel, as nbval or a teacher saving it would: the stored output holds the
+    widget's view model and, for GitHub/nbviewer, the final picture and every step as text."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "import tapelab as tl\n"
+        "x = tl.Variable(3.0, name='x')\n"
+        "with tl.GradientTape() as tape:\n"
+        "    y = x * x + x\n"
+        "tl.viz.BackwardStepper(tape, y, x)"))
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    nbformat.write(nb, tmp_path / "saved.ipynb")
+    saved = nbformat.read(tmp_path / "saved.ipynb", as_version=4)
+    (out,) = [o for o in saved.cells[0].outputs if o.output_type == "execute_result"]
+    assert "application/vnd.jupyter.widget-view+json" in out.data
+    assert "<svg" in out.data["text/html"] and "grad x: 4 + 3 = 7" in out.data["text/html"]
+    assert "Backward step 2 of 2 - op 0: a = multiply(x, x)" in out.data["text/plain"]
+    assert out.data["text/plain"].rstrip().endswith("x  7    (final)")
