@@ -55,7 +55,7 @@ def bench(name, make, repeats, full_render_steps):
     t0 = time.perf_counter()
     rep = replay(tape, loss, sources, **options)
     t1 = time.perf_counter()
-    restyler = Restyler(render_dot(rep.dot, "svg"))
+    restyler = Restyler.of(rep)
     t2 = time.perf_counter()
     per_step = []
     for mode in ("backward", "forward"):

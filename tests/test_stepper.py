@@ -56,14 +56,19 @@ def node_stroke(svg, title):
     raise AssertionError(f"no node {title!r} in the SVG")
 
 
-def edge_parts(svg, a, b):
+def edge_copies(svg, a, b):
+    """(stroke, text elements) of every drawn edge a -> b (x * x draws x -> multiply twice)."""
+    found = []
     for g in svg_tree(svg).iter(f"{SVG}g"):
         t = g.find(f"{SVG}title")
         if g.get("class", "").startswith("edge") and t is not None and t.text == f"{a}->{b}":
-            path = g.find(f"{SVG}path")
-            texts = [el for el in g.iter(f"{SVG}text")]
-            return path.get("stroke"), texts
-    raise AssertionError(f"no edge {a}->{b} in the SVG")
+            found.append((g.find(f"{SVG}path").get("stroke"), list(g.iter(f"{SVG}text"))))
+    assert found, f"no edge {a}->{b} in the SVG"
+    return found
+
+
+def edge_parts(svg, a, b):
+    return edge_copies(svg, a, b)[0]
 
 
 # --- the pure views -------------------------------------------------------------------------------------
@@ -98,8 +103,9 @@ def test_seed_000_steps_back_through_reduce_mean_then_matmul():
                                 "      grad y: [[0.5, 0.5], [0.5, 0.5]]"]
     assert second.table == [("x", "[[1, 1], [1, 1]]", "final"), ("y", "[[0.5, 0.5], [0.5, 0.5]]", "final")]
     assert second.edges[("op_1", "t_b")] == "done" and second.edges[("t_x", "op_0")] == "current"
-    assert rep.edge_grads[("op_0", "t_a")] == (2, "g = [[0.25, 0.25], [0.25, 0.25]]")
-    assert rep.edge_grads[("t_y", "op_0")] == (2, "dy = [[0.5, 0.5], [0.5, 0.5]]")
+    assert rep.edge_grads[("op_0", "t_a")] == (2, "g = [[0.25, 0.25], [0.25, 0.25]]",
+                                               ["g = [[0.25, 0.25], [0.25, 0.25]]"])
+    assert rep.edge_grads[("t_y", "op_0")][:2] == (2, "dy = [[0.5, 0.5], [0.5, 0.5]]")
 
 
 def test_a_tensor_used_twice_shows_three_contributions_adding_up():
@@ -116,7 +122,8 @@ def test_a_tensor_used_twice_shows_three_contributions_adding_up():
     assert two.table == [("x", "7", "final")]
     contributions = [c for s in rep.steps for _i, t, _f, c, _total in s.contributions if t is x]
     assert [float(c) for c in contributions] == [1.0, 3.0, 3.0]
-    assert rep.edge_grads[("t_x", "op_0")][1] == "dx = 6"  # one drawn edge stands for both uses of x
+    assert rep.edge_grads[("t_x", "op_0")] == (2, "dx = 6", ["dx = 3", "dx = 3"])  # one drawn edge per use of x
+    assert rep.edge_grads[("t_x", "op_1")] == (1, "dx = 1", ["dx = 1"])
 
 
 def test_final_table_equals_gradient_on_an_mlp_with_collapsed_layers():
@@ -261,6 +268,20 @@ def test_play_drives_the_slider_and_mode_switches_to_forward():
     assert dimmed == {"op_1", "t_b"}
 
 
+def test_each_drawn_use_of_a_tensor_carries_its_own_part():
+    tape, y, x = used_twice()
+    s = tl.viz.BackwardStepper(tape, y, x)
+    s.slider.value = 1
+    copies = edge_copies(s.graph.value, "t_x", "op_0")
+    assert len(copies) == 2 and all(stroke == PENDING for stroke, _ in copies)
+    assert all(texts[0].get("visibility") == "hidden" for _, texts in copies)
+    assert [texts[0].text for _, texts in edge_copies(s.graph.value, "t_x", "op_1")] == ["dx = 1"]
+    s.next_button.click()
+    copies = edge_copies(s.graph.value, "t_x", "op_0")
+    assert [(stroke, texts[0].text, texts[0].get("visibility")) for stroke, texts in copies] == [
+        (CURRENT, "dx = 3", None), (CURRENT, "dx = 3", None)]  # 3 + 3 (+ 1 from add) = 7
+
+
 def test_mlp_stepper_highlights_the_collapsed_layer_box():
     tape, loss, variables = mlp()
     s = tl.viz.BackwardStepper(tape, loss, variables, collapse=True)
@@ -284,8 +305,7 @@ def test_without_a_kernel_the_output_still_shows_the_picture_and_the_chain_rule(
 def test_restyler_keeps_one_layout():
     tape, loss, x, y = seed_000()
     rep = replay(tape, loss, [x, y])
-    svg = tl.viz.render_dot(rep.dot, "svg")
-    r = Restyler(svg)
+    r = Restyler.of(rep)
     a, b = r.svg(step_view(rep, 0)), r.svg(step_view(rep, 2))
     pos = lambda s: re.findall(r' (?:d|points|cx|cy)="[^"]*"', s)  # noqa: E731
     assert pos(a) == pos(b) and a != b  # same geometry, different styling

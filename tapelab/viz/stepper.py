@@ -64,7 +64,7 @@ class Replay:
     dot: str  # the graph as DOT text, with the final gradient label on every edge it will flow along
     unit_of_op: dict  # op index -> id of the DOT node that draws it ("op_3", "scope_0" or "more")
     edges: list  # the DOT's edges as (from id, to id), in order
-    edge_grads: dict  # (from id, to id) -> (position of the step that sends the gradient, label text)
+    edge_grads: dict  # (from id, to id) -> (position of the step sending the gradient, label, label per copy)
 
     def count(self, mode="backward"):
         """How many steps a mode has (positions run from 0, the start, to this number)."""
@@ -120,6 +120,7 @@ def replay(tape, target, sources, output_gradients=None, *, collapse=None, expan
     options = dict(detail=detail, collapse=collapse, expand=expand, max_ops=max_ops, rankdir=rankdir)
     plain = to_dot(recorded, targets, flat_sources, **options)
     nodes, edges = _parse_dot(plain)
+    edges = list(dict.fromkeys(edges))  # x * x draws x -> multiply twice: one key, styled together
     unit_of_op = _units(nodes, len(entries))
     tr = trace(recorded, targets, flat_sources)
     edge_grads = _edge_gradients(steps, tr, unit_of_op, set(edges))
@@ -129,7 +130,8 @@ def replay(tape, target, sources, output_gradients=None, *, collapse=None, expan
         for x in e.inputs:
             first_of.setdefault((f"t_{tr.tensors[id(x)].name}", u), (x, k))
         first_of.setdefault((u, f"t_{tr.tensors[id(e.output)].name}"), (k, e.output))
-    labels = [(first_of[edge], text) for edge, (_, text) in edge_grads.items() if edge in first_of]
+    labels = [(first_of[edge], max(copies, key=len))  # the widest copy: the layout leaves room for every one
+              for edge, (_, _, copies) in edge_grads.items() if edge in first_of]
     dot = to_dot(recorded, targets, flat_sources, edge_labels=labels, **options)
     return Replay(steps, entries, tr, [id(t) for t in targets], [id(s) for s in flat_sources], dot,
                   unit_of_op, edges, edge_grads)
@@ -177,29 +179,39 @@ def _units(nodes, n_ops):
 
 
 def _edge_gradients(steps, tr, unit_of_op, drawn):
-    """Every drawn edge a gradient flows along -> (position of the step that sends it, label text).
+    """Every drawn edge a gradient flows along -> (step position, label of the sum, label of each copy).
 
-    An op's output edge carries the upstream ``g``; an input edge the contribution sent to that
-    input (the sum, when one drawn edge stands for several, e.g. ``x * x`` or a collapsed layer).
+    An op's output edge carries the upstream ``g``; an input edge the contribution sent to that input.
+    ``to_dot`` draws one edge per argument, so ``x * x`` has two edges x -> multiply, each with its own
+    part; an edge into a collapsed box carries the sum of what the box's ops sent along it.
     """
-    sums, first = {}, {}
+    parts, first = {}, {}
     unit_values = set(unit_of_op.values())
     for pos, s in enumerate(steps, start=1):
         u = unit_of_op[s.index]
         out = (u, f"t_{tr.tensors[id(s.entry.output)].name}")
         if out in drawn:
-            sums.setdefault(out, s.upstream)
+            parts.setdefault(out, [s.upstream])
             first.setdefault(out, pos)
-        for _i, x, _formula, c, _total in s.contributions:
+        inputs = s.entry.inputs
+        for i, x, _formula, c, _total in s.contributions:
             edge = (f"t_{tr.tensors[id(x)].name}", u)
             if edge not in drawn:
                 continue
-            sums[edge] = c if edge not in sums else sums[edge] + c
             first.setdefault(edge, pos)
+            if u.startswith("op_"):  # one drawn edge per argument: the j-th use of x in this op
+                copies = parts.setdefault(edge, [None] * sum(1 for t in inputs if t is x))
+                copies[sum(1 for t in inputs[:i] if t is x)] = c
+            else:
+                copies = parts.setdefault(edge, [None])
+                copies[0] = c if copies[0] is None else copies[0] + c
     out = {}
-    for (a, b), v in sums.items():
+    for (a, b), copies in parts.items():
         name = "g" if a in unit_values else _d(a[2:])  # output edges carry g, input edges d<input>
-        out[(a, b)] = (first[(a, b)], f"{name} = {_short(v)}")
+        given = [c for c in copies if c is not None]
+        total = given[0] if len(given) == 1 else sum(given[1:], given[0])
+        out[(a, b)] = (first[(a, b)], f"{name} = {_short(total)}",
+                       [f"{name} = {_short(c)}" if c is not None else "" for c in copies])
     return out
 
 
@@ -442,9 +454,13 @@ def _forward(rep, view):
 # --- drawing a view: one Graphviz layout, restyled per step ---------------------------------------------
 
 class Restyler:
-    """Restyles the one SVG layout of a replay for each :class:`StepView` (milliseconds per step)."""
+    """Restyles the one SVG layout of a replay for each :class:`StepView` (milliseconds per step).
 
-    def __init__(self, svg):
+    ``labels`` maps an edge to ``(label of the sum, [label of each drawn copy])`` (``Replay.edge_grads``):
+    the copies of an edge drawn more than once (``x * x``) each get their own part.
+    """
+
+    def __init__(self, svg, labels=None):
         text = svg.decode("utf-8") if isinstance(svg, bytes) else svg
         self.root = ET.fromstring(text[text.index("<svg"):])
         self.root.set("style", "max-width: 100%; height: auto")
@@ -461,11 +477,25 @@ class Restyler:
                 self.nodes[title.text] = (g, shapes, texts, saved)
             else:
                 a, _, b = (title.text or "").partition("->")
-                self.edges[(a, b)] = (g, shapes, texts, saved)
+                self.edges.setdefault((a, b), []).append((g, shapes, texts, saved))
+        for edge, (total, copies) in (labels or {}).items():
+            drawn = [texts for _, _, texts, _ in self.edges.get(edge, [])]
+            if not all(len(texts) == 1 for texts in drawn):
+                continue  # a wrapped label: keep what Graphviz drew
+            for texts, text in zip(drawn, copies if len(copies) == len(drawn) else [total] * len(drawn)):
+                texts[0].text = text
+
+    @classmethod
+    def of(cls, rep, dot=None):
+        """Lay ``rep``'s graph out with Graphviz (the one run per stepper) and get ready to restyle it."""
+        from tapelab.viz.render import render_dot
+
+        labels = {edge: (total, copies) for edge, (_, total, copies) in rep.edge_grads.items()}
+        return cls(render_dot(rep.dot, "svg", dot), labels)
 
     def svg(self, view):
         """The SVG text for one view."""
-        for parts in list(self.nodes.values()) + list(self.edges.values()):
+        for parts in list(self.nodes.values()) + [c for copies in self.edges.values() for c in copies]:
             for el, attrib in parts[3]:
                 el.attrib.clear()
                 el.attrib.update(attrib)
@@ -481,24 +511,29 @@ class Restyler:
                     el.set("stroke", CURRENT)
                     el.set("stroke-width", "3")
         done = GRADIENT if view.mode == "backward" else FORWARD
-        for edge, (g, shapes, texts, _) in self.edges.items():
+        for edge, copies in self.edges.items():
             state = view.edges.get(edge, "pending")
             color = {"current": CURRENT, "done": done}.get(state, PENDING)
-            g.set("class", f"edge tapelab-{state}")
-            for el in shapes:
-                el.set("stroke", color)
-                if el.get("fill") not in (None, "none"):
-                    el.set("fill", color)
-                el.set("stroke-width", "2.5" if state == "current" else ("1.8" if state == "done" else "1"))
-            labelled = view.mode == "backward" and edge in view.labels
-            for el in texts:
-                if labelled:
-                    el.set("fill", color)
-                    if state == "current":
-                        el.set("font-weight", "bold")
-                else:
-                    el.set("visibility", "hidden")
+            for g, shapes, texts, _ in copies:
+                self._edge(view, edge, state, color, g, shapes, texts)
         return ET.tostring(self.root, encoding="unicode")
+
+    @staticmethod
+    def _edge(view, edge, state, color, g, shapes, texts):
+        g.set("class", f"edge tapelab-{state}")
+        for el in shapes:
+            el.set("stroke", color)
+            if el.get("fill") not in (None, "none"):
+                el.set("fill", color)
+            el.set("stroke-width", "2.5" if state == "current" else ("1.8" if state == "done" else "1"))
+        labelled = view.mode == "backward" and edge in view.labels
+        for el in texts:
+            if labelled:
+                el.set("fill", color)
+                if state == "current":
+                    el.set("font-weight", "bold")
+            else:
+                el.set("visibility", "hidden")
 
 
 # --- the widget ----------------------------------------------------------------------------------------
@@ -667,8 +702,7 @@ class BackwardStepper:
         key = (mode, position)
         if key not in self._svgs:
             if self._restyler is None:
-                from tapelab.viz.render import render_dot
-                self._restyler = Restyler(render_dot(self.replay.dot, "svg"))
+                self._restyler = Restyler.of(self.replay)
             self._svgs[key] = self._restyler.svg(self.view_at(position, mode))
             self.renders += 1
         return self._svgs[key]
