@@ -1,0 +1,12 @@
+"""Test-wide settings (tests/ and the nbval-checked lessons in notebooks/).
+
+The lessons' stored outputs were made with the shipped 10,000-digit MNIST sample. A developer who
+downloaded the full set would get other numbers, so tests (and the notebook kernels they start,
+which inherit this environment) never look in the user's cache.
+"""
+
+import os
+import tempfile
+
+os.environ.pop("TAPELAB_MNIST", None)
+os.environ["TAPELAB_DATA_DIR"] = tempfile.mkdtemp(prefix="tapelab-test-data-")
