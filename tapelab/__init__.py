@@ -92,3 +92,6 @@ from tapelab.module import Module  # noqa: F401, E402
 # --- end training stack ---
 # isort: split
 from tapelab import viz  # noqa: F401, E402  (issue 3: the tape listing and graph; graphviz loads only when drawing)
+
+# isort: split
+from tapelab import debugging  # noqa: F401, E402  (issue 8: check-numerics mode)

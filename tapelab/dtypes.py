@@ -74,6 +74,11 @@ def infer_numpy_dtype(value):
         raw = value if is_numpy else np.asarray(value)
     except OverflowError:
         raise ValueError(f"cannot make a tensor from {value!r}: the integer is too large for int64") from None
+    except ValueError:
+        raise ValueError(
+            f"convert_to_tensor: cannot make a tensor from {value!r}: the nested lists have different lengths, but "
+            "a tensor is a rectangular grid (shape (rows, columns, ...)). Pad the short rows, or make one tensor each."
+        ) from None
     if raw.dtype.kind == "O" and not is_numpy and isinstance(value, int):
         raise ValueError(f"cannot make a tensor from {value!r}: the integer is too large for int64")
     kind = raw.dtype.kind
@@ -87,6 +92,7 @@ def infer_numpy_dtype(value):
     if kind == "b":
         return np.dtype("bool")
     raise TypeError(
-        f"cannot make a tensor from {value!r}: tapelab tensors hold numbers or booleans "
-        f"(nested lists of them, or numpy arrays of a numeric dtype), not {raw.dtype}"
+        f"convert_to_tensor: cannot make a tensor from {value!r}: tapelab tensors hold numbers or booleans "
+        f"(nested lists of them, or numpy arrays of a numeric dtype), not {raw.dtype}. Convert the data to numbers "
+        "first, e.g. np.asarray(values, dtype=np.float32) or [float(s) for s in strings]."
     )

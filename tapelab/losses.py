@@ -93,6 +93,9 @@ def _labels(y_true, y_pred, who):
         raw = raw.reshape(raw.shape[:-1])  # (batch, 1) -> (batch,)
     if raw.shape != batch_shape:
         hint = ""
+        if y_pred.ndim == 1 and raw.ndim == 1:
+            hint = (" y_pred has no batch axis: logits for a batch have shape (batch, classes); for one example "
+                    "use tl.reshape(y_pred, (1, -1)).")
         if raw.shape == tuple(y_pred.shape):
             hint = (" y_true looks one-hot encoded (one column per class): use integer labels instead, e.g. "
                     "y = tl.argmax(y_onehot, axis=-1), or a categorical (not sparse) cross-entropy.")

@@ -35,3 +35,12 @@ def pack_like(structure, leaves):
         return next(it)
 
     return build(structure)
+
+
+def flatten_with_paths(structure, path=""):
+    """Like :func:`flatten`, each leaf with where it sits, e.g. ``("['b'][1]", leaf)`` (for error messages)."""
+    if isinstance(structure, dict):
+        return [p for k in sorted(structure) for p in flatten_with_paths(structure[k], f"{path}[{k!r}]")]
+    if isinstance(structure, (list, tuple)):
+        return [p for i, item in enumerate(structure) for p in flatten_with_paths(item, f"{path}[{i}]")]
+    return [(path, structure)]

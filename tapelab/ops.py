@@ -13,14 +13,19 @@ from tapelab.tape import run
 from tapelab.tensor import Tensor, convert_to_tensor
 
 
-def _pair(x, y):
+def _pair(x, y, name="op"):
     """Two operands as tensors: a Python number or array next to a tensor takes that tensor's dtype."""
-    if isinstance(x, Tensor):
-        return x, (y if isinstance(y, Tensor) else convert_to_tensor(y, dtype=x.dtype))
-    if isinstance(y, Tensor):
-        return convert_to_tensor(x, dtype=y.dtype), y
-    x = convert_to_tensor(x)  # neither is a tensor: as in TF, the first operand decides the dtype
-    return x, convert_to_tensor(y, dtype=x.dtype)
+    try:
+        if isinstance(x, Tensor):
+            return x, (y if isinstance(y, Tensor) else convert_to_tensor(y, dtype=x.dtype))
+        if isinstance(y, Tensor):
+            return convert_to_tensor(x, dtype=y.dtype), y
+        x = convert_to_tensor(x)  # neither is a tensor: as in TF, the first operand decides the dtype
+        return x, convert_to_tensor(y, dtype=x.dtype)
+    except (TypeError, ValueError) as e:
+        kinds = " and ".join(f"{t.dtype.name} tensor {tuple(t.shape)}" if isinstance(t, Tensor) else type(t).__name__
+                             for t in (x, y))
+        raise TypeError(f"{name}: cannot use these operands ({kinds}): {e}") from None
 
 
 def _binary(name, doc):
@@ -28,7 +33,7 @@ def _binary(name, doc):
 
     def fn(x, y, name=None):
         if not (isinstance(x, Tensor) and isinstance(y, Tensor)):
-            x, y = _pair(x, y)
+            x, y = _pair(x, y, op.name)
         try:
             return run(op, (x, y))
         except InvalidArgumentError:
@@ -120,7 +125,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
     >>> tl.matmul([[2.0]], [[2.0]])
     <tapelab.Tensor: shape=(1, 1), dtype=float32, numpy=array([[4.]], dtype=float32)>
     """
-    a, b = _pair(a, b)
+    a, b = _pair(a, b, "matmul")
     if a.ndim < 2 or b.ndim < 2:
         raise InvalidArgumentError(
             f"matmul: both inputs must be at least 2-D (matrices), got shapes {tuple(a.shape)} and "
@@ -199,6 +204,11 @@ def concat(values, axis, name=None):
     values = [convert_to_tensor(v) for v in values]
     if not values:
         raise ValueError("concat: needs at least one tensor")
+    if any(v.ndim == 0 for v in values):
+        raise InvalidArgumentError(
+            f"concat: cannot join 0-d (scalar) tensors, shapes {', '.join(str(tuple(v.shape)) for v in values)}: "
+            "they have no axis to join along. Use tl.stack(values) to make a new axis."
+        )
     try:
         return run(OPS["concat"], tuple(values), axis=int(axis))
     except InvalidArgumentError as e:
@@ -261,22 +271,37 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     if axis not in (None, -1):
         raise NotImplementedError("one_hot: only axis=-1 (the default) is supported")
     indices = convert_to_tensor(indices)
+    if not indices.dtype.is_integer:
+        raise InvalidArgumentError(
+            f"one_hot: indices must be integer class ids, got {indices.dtype.name} {tuple(indices.shape)}. "
+            "Use tl.cast(indices, tl.int32)."
+        )
     return run(OPS["one_hot"], (indices,), depth=int(depth),
                on_value=1 if on_value is None else on_value, off_value=0 if off_value is None else off_value,
                dtype=dtypes.as_dtype(dtype or dtypes.float32))
 
 
+def _arg_axis(x, axis, name):
+    axis = _axes(x, 0 if axis is None else axis, name)[0]
+    if x.ndim and x.shape[axis] == 0:
+        raise InvalidArgumentError(
+            f"{name}: axis {axis} of a tensor of shape {tuple(x.shape)} is empty, so there is no element to point "
+            "to. Check the tensor's shape (an empty batch?) before taking the index."
+        )
+    return axis
+
+
 def argmax(input, axis=None, output_type=dtypes.int64, name=None):
     """The index of the largest value along ``axis`` (default 0), as int64."""
     x = convert_to_tensor(input)
-    return run(OPS["argmax"], (x,), axis=_axes(x, 0 if axis is None else axis, "argmax")[0],
+    return run(OPS["argmax"], (x,), axis=_arg_axis(x, axis, "argmax"),
                output_type=dtypes.as_dtype(output_type).as_numpy_dtype)
 
 
 def argmin(input, axis=None, output_type=dtypes.int64, name=None):
     """The index of the smallest value along ``axis`` (default 0), as int64."""
     x = convert_to_tensor(input)
-    return run(OPS["argmin"], (x,), axis=_axes(x, 0 if axis is None else axis, "argmin")[0],
+    return run(OPS["argmin"], (x,), axis=_arg_axis(x, axis, "argmin"),
                output_type=dtypes.as_dtype(output_type).as_numpy_dtype)
 
 
@@ -287,9 +312,17 @@ def where(condition, x=None, y=None, name=None):
     condition = convert_to_tensor(condition)
     if not condition.dtype.is_bool:
         raise InvalidArgumentError(f"where: condition must be a bool tensor, got {condition.dtype.name}")
-    x, y = _pair(x, y)
+    x, y = _pair(x, y, "where")
     if x.dtype != y.dtype:
         raise InvalidArgumentError(_dtype_text("where", x, y))
+    try:
+        np.broadcast_shapes(condition._value.shape, x._value.shape, y._value.shape)
+    except ValueError:
+        raise InvalidArgumentError(
+            f"where: condition, x and y have shapes {tuple(condition.shape)}, {tuple(x.shape)} and {tuple(y.shape)}, "
+            "which cannot be broadcast together (lined up from the right, each dimension must be equal or 1). "
+            "Reshape the condition or the values (tl.reshape, tl.broadcast_to) so they line up."
+        ) from None
     return run(OPS["where"], (condition, x, y))
 
 
@@ -303,21 +336,37 @@ def getitem(tensor, key):
         key = tuple(k._value if isinstance(k, Tensor) else k for k in key)
     elif isinstance(key, Tensor):
         key = key._value
-    return run(OPS["getitem"], (tensor,), key=key)
+    try:
+        return run(OPS["getitem"], (tensor,), key=key)
+    except InvalidArgumentError as e:
+        raise InvalidArgumentError(
+            f"{e}. Index a tensor of shape {tuple(tensor.shape)} with at most {tensor.ndim} indices, each in "
+            "0..size-1 (or -size..-1) of its axis."
+        ) from None
 
 
 def _scatter(g, key, shape):
     return run(OPS["scatter"], (g,), key=key, shape=shape)
 
 
+def _logits(logits, name):
+    logits = convert_to_tensor(logits)
+    if logits.ndim == 0:
+        raise InvalidArgumentError(
+            f"{name}: logits must have at least one axis (the scores to normalise), got shape (). "
+            "Give a vector of scores, e.g. tl.reshape(x, (1,))."
+        )
+    return logits
+
+
 def softmax(logits, axis=-1, name=None):
     """exp(x) / sum(exp(x)) along ``axis``: turns scores into probabilities (stable for large |x|)."""
-    return run(OPS["softmax"], (convert_to_tensor(logits),), axis=int(axis))
+    return run(OPS["softmax"], (_logits(logits, "softmax"),), axis=int(axis))
 
 
 def log_softmax(logits, axis=-1, name=None):
     """log(softmax(x)), computed without overflow."""
-    return run(OPS["log_softmax"], (convert_to_tensor(logits),), axis=int(axis))
+    return run(OPS["log_softmax"], (_logits(logits, "log_softmax"),), axis=int(axis))
 
 
 def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None):
@@ -341,6 +390,8 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
             f"logits {tuple(logits.shape)}. Typically labels is (batch,) and logits (batch, classes)."
         )
     classes = logits.shape[-1]
+    if classes == 0 and labels._value.size:
+        raise InvalidArgumentError(f"{name}: logits of shape {tuple(logits.shape)} have 0 classes (last axis).")
     if labels._value.size and (labels._value.min() < 0 or labels._value.max() >= classes):
         bad = labels._value[(labels._value < 0) | (labels._value >= classes)].flat[0]
         raise InvalidArgumentError(

@@ -92,12 +92,14 @@ def _sigmoid(x):
 
 
 def _logsumexp(x, axis):
-    m = np.max(x, axis=axis, keepdims=True)
+    m = np.max(x, axis=axis, keepdims=True, **_lowest(x))
+    if not x.size:
+        return m  # an empty sum's log: -inf
     return m + np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
 
 
 def _softmax(x, axis=-1):
-    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True, **_lowest(x)))
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
@@ -130,8 +132,13 @@ def _n_reduced(shape, axis):
 
 def _reduce_mean(x, axis=None, keepdims=False):
     total = np.sum(x, axis=axis, keepdims=keepdims, dtype=np.float64 if x.dtype.kind in "iub" else x.dtype)
-    mean = total / _n_reduced(x.shape, axis)
+    mean = total / _n_reduced(x.shape, axis) if x.size or x.dtype.kind != "f" else total * np.nan  # TF: mean of none
     return np.trunc(mean).astype(x.dtype) if x.dtype.kind in "iu" else mean.astype(x.dtype)  # TF: int mean is int
+
+
+def _lowest(x):
+    # the maximum of nothing is the lowest value (TF: -inf for floats); numpy needs it spelled out
+    return {} if x.size else {"initial": -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min}
 
 
 def _scatter(g, key, shape):
@@ -236,7 +243,7 @@ defop("reduce_sum", lambda x, axis=None, keepdims=False: np.sum(x, axis=axis, ke
 defop("reduce_mean", _reduce_mean,
       (lambda B, g, out, x, axis, keepdims: _to_full(B, g / _n_reduced(x.shape, axis), x.shape, axis),),
       ("dx = broadcast(g) / n",))
-defop("reduce_max", lambda x, axis=None, keepdims=False: np.max(x, axis=axis, keepdims=keepdims),
+defop("reduce_max", lambda x, axis=None, keepdims=False: np.max(x, axis=axis, keepdims=keepdims, **_lowest(x)),
       (lambda B, g, out, x, axis, keepdims: _max_vjp(B, g, out, x, axis),),
       ("dx = g shared among the maxima",))
 

@@ -5,6 +5,7 @@
 """
 
 import enum
+import sys
 import threading
 import warnings
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ class _State(threading.local):
 
 
 _state = _State()
+_check_numerics = False  # tapelab.debugging.enable_check_numerics() turns it on: one flag test per op when off
 
 
 class Entry:
@@ -65,6 +67,9 @@ def run(op, inputs, **params):
     if tapes:
         for tape in tapes:
             tape._record(op, inputs, values, out, params)
+    if _check_numerics and out._value.dtype.kind == "f" and not np.isfinite(out._value).all():
+        from tapelab.debugging import _forward_error  # recorded first, so the error can point at the entry
+        raise _forward_error(op, inputs, out)
     return out
 
 
@@ -250,6 +255,7 @@ class GradientTape:
         flat_sources = self._flat_sources(sources, "gradient")
         targets = nest.flatten(target)
         seeds = self._seeds(target, output_gradients)
+        self._warn_unseen(targets, flat_sources, "gradient")
         grads = self._backprop(seeds, flat_sources)
         self._keep_backward(targets, flat_sources, grads)
         self._release()
@@ -266,6 +272,7 @@ class GradientTape:
         flat_sources = self._flat_sources(sources, "backward_steps")
         targets = nest.flatten(target)
         seeds = self._seeds(target, output_gradients)
+        self._warn_unseen(targets, flat_sources, "backward_steps")
         steps = []
         index = {id(e): k for k, e in enumerate(self.entries)}
 
@@ -293,6 +300,7 @@ class GradientTape:
         self._check_usable("jacobian")
         flat_sources = self._flat_sources(sources, "jacobian")
         target = _as_target(target, "jacobian")
+        self._warn_unseen([target], flat_sources, "jacobian")
         shape = tuple(target.shape)
         rows = []  # one gradient per element of the target
         for k in range(int(np.prod(shape, dtype=np.int64))):
@@ -325,12 +333,41 @@ class GradientTape:
         flat = nest.flatten(sources)
         for s in flat:
             if not isinstance(s, Tensor):
+                where = next((f"sources{p} is" for p, leaf in nest.flatten_with_paths(sources)
+                              if not isinstance(leaf, Tensor) and p), "got")
                 raise TypeError(
-                    f"{what}(): every source must be a tensor or Variable, got {type(s).__name__} ({s!r}). "
+                    f"{what}(): every source must be a tensor or Variable, {where} {type(s).__name__} ({s!r}). "
                     "Gradients are taken with respect to values the tape saw: make it a tl.Variable (or "
                     "tl.constant and tape.watch it) and compute with that inside the tape."
                 )
         return flat
+
+    def _warn_unseen(self, targets, sources, what):
+        """TF gives None for a target or source the tape never saw; say so, since it is usually a mistake."""
+        unseen = [k for k, t in enumerate(targets) if isinstance(t, Tensor) and id(t) not in self._tracked]
+        if unseen and any(s._value.dtype.kind == "f" for s in sources):  # (integer sources warn on their own)
+            t = targets[unseen[0]]
+            which = "the target" if len(targets) == 1 else f"target {unseen[0]} of {len(targets)}"
+            how = " (it was computed inside stop_recording())" if id(t) in self._stopped else ""
+            warnings.warn(
+                f"{what}(): {which} ({t.dtype.name}, shape {tuple(t.shape)}) was not computed on this tape "
+                f"from anything it watches{how}, so no gradient can flow from it: every source gets None (TF's "
+                "behaviour). Compute the target inside `with tape:` from a trainable tl.Variable or a watched "
+                "tensor (tape.watch(x)); ops like argmax, comparisons and casts to int have no gradient.",
+                stacklevel=_outside_this_file(),
+            )
+            return
+        for k, s in enumerate(sources):
+            if (not isinstance(s, Variable) and s._value.dtype.kind == "f" and id(s) not in self._tracked
+                    and id(s) not in self._stopped):
+                which = "the source" if len(sources) == 1 else f"source {k}"
+                warnings.warn(
+                    f"{what}(): {which} ({s.dtype.name}, shape {tuple(s.shape)}) is a tensor this tape never "
+                    "watched, so its gradient is None. Only trainable Variables are watched automatically: "
+                    "call tape.watch(x) inside the `with` block before computing with x, or make it a "
+                    "tl.Variable.",
+                    stacklevel=_outside_this_file(),
+                )
 
     def _seeds(self, target, output_gradients):
         """The starting gradients: ones (so non-scalar targets are summed) or ``output_gradients``."""
@@ -373,6 +410,7 @@ class GradientTape:
                 if id(x) in reaches:
                     reaches.add(id(e.output))
                     break
+        check = _check_numerics
         outer = [t for t in _state.tapes if t is not self and not t._paused]
         B, as_value = (_tensor_backend(), _same) if outer else (NUMPY, _array)
         was_paused, self._paused = self._paused, True  # the backward pass is not part of this tape's recording
@@ -398,7 +436,16 @@ class GradientTape:
                             f"it (it was computed from a watched tensor). Wrap that input in tl.stop_gradient() if "
                             f"no gradient should flow there, or give the op a rule in tapelab/primitives.py."
                         )
-                    c = rule(B, g, out, *values, **e.params)
+                    try:
+                        c = rule(B, g, out, *values, **e.params)
+                    except InvalidArgumentError as err:  # a recorded VJP op (higher order) produced NaN/Inf
+                        if err.phase != "forward":
+                            raise
+                        from tapelab.debugging import _backward_error
+                        raise _backward_error(self, e, i, g, None) from err
+                    if check and not np.isfinite(_numpy(c)).all():
+                        from tapelab.debugging import _backward_error
+                        raise _backward_error(self, e, i, g, c)
                     if c.shape != values[i].shape:
                         raise AssertionError(
                             f"{e.op.name}: the gradient rule for input {i} returned shape {tuple(c.shape)} "
@@ -421,7 +468,7 @@ class GradientTape:
                 f"gradient(): a source has dtype {source.dtype.name}; only float tensors have gradients, so its "
                 f"gradient is None. To differentiate with respect to it, make it a float: tl.cast(x, tl.float32) "
                 f"or tl.Variable(3.0) instead of tl.Variable(3).",
-                stacklevel=3,
+                stacklevel=_outside_this_file(),
             )
             return None
         g = grads.get(id(source))
@@ -454,6 +501,14 @@ class GradientTape:
     def _repr_mimebundle_(self, include=None, exclude=None):  # Jupyter: the picture (SVG) and the listing
         from tapelab.viz.render import tape_mimebundle
         return tape_mimebundle(self, include, exclude)
+
+
+def _outside_this_file():
+    """The stacklevel of the first caller outside tape.py, so a warning points at the learner's line."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _same(t):

@@ -317,6 +317,8 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         np_dtype = dtypes.infer_numpy_dtype(value)
     else:
         np_dtype = dtypes.as_dtype(dtype).as_numpy_dtype
+        if isinstance(value, (str, bytes)) or getattr(value, "dtype", np_dtype).kind in "USO":
+            dtypes.infer_numpy_dtype(value)  # numpy would parse "1" as 1.0; refuse, with infer's message
         _check_lossless(value, np_dtype)
     try:
         array = np.asarray(value, dtype=np_dtype)
@@ -328,7 +330,7 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
 def _check_lossless(value, np_dtype):
     # TF refuses to turn 2.5 into an int32 tensor (or 1 into a bool) instead of silently converting.
     if np_dtype.kind in "iub" and not isinstance(value, (np.ndarray, np.generic)):
-        if np.asarray(value).dtype.kind in ("fiu" if np_dtype.kind == "b" else "f"):
+        if np.size(value) and np.asarray(value).dtype.kind in ("fiu" if np_dtype.kind == "b" else "f"):
             raise TypeError(
                 f"Cannot convert {value!r} to a tensor of dtype {np_dtype}: Python floats are not silently "
                 f"truncated. Use a float tensor, or tl.cast(tl.constant({value!r}), tl.{np_dtype}) to truncate."

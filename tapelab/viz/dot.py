@@ -21,6 +21,8 @@ MAX_OPS = 100  # default cap on drawn op nodes (collapsed scopes count as one)
 FILL = {"variable": "#fde68a", "watched": "#fef9c3", "placeholder": "#fef9c3", "constant": "#eeeeee",
         "stopped": "#e5e7eb", "intermediate": "#ffffff", "target": "#fecaca", "op": "#dbeafe", "box": "#ede9fe",
         "more": "#f5f5f5"}
+EMPTY_TITLE = ("nothing recorded yet: compute with a trainable Variable, or a tensor you tape.watch(), "
+               "inside `with tl.GradientTape() as tape:`")
 HIGHLIGHT = "#dc2626"
 GREY = "#9ca3af"
 KIND_WORD = {"variable": "Variable", "watched": "watched", "placeholder": "placeholder", "constant": "constant",
@@ -64,6 +66,8 @@ def to_dot(tape, target=None, sources=None, *, detail="values", highlight=(), ed
     if max_ops is not None and max_ops < 1:
         raise ValueError(f"to_dot: max_ops={max_ops!r} must be at least 1 (or None to draw every op).")
     tr = trace(tape, target, sources)
+    if not tr.ops and title is None:  # an empty picture teaches nothing: say why it is empty
+        title = EMPTY_TITLE
     return _Graph(tr, detail, collapse, expand, max_ops).dot(highlight, edge_colors, edge_labels, rankdir, title)
 
 
