@@ -23,18 +23,19 @@ def flatten_up_to(structure, values):
 
 def pack_like(structure, leaves):
     """Put ``leaves`` (as returned by :func:`flatten`) back into the shape of ``structure``."""
-    it = iter(leaves)
+    return _build(structure, iter(leaves))
 
-    def build(s):
-        if isinstance(s, dict):
-            built = {k: build(s[k]) for k in sorted(s)}
-            return type(s)((k, built[k]) for k in s)
-        if isinstance(s, (list, tuple)):
-            items = [build(x) for x in s]
-            return type(s)(*items) if hasattr(s, "_fields") else type(s)(items)
-        return next(it)
 
-    return build(structure)
+def _build(s, it):
+    # a module-level function, not a closure calling itself: that would be a reference cycle holding
+    # the leaves (the gradients) until the garbage collector runs
+    if isinstance(s, dict):
+        built = {k: _build(s[k], it) for k in sorted(s)}
+        return type(s)((k, built[k]) for k in s)
+    if isinstance(s, (list, tuple)):
+        items = [_build(x, it) for x in s]
+        return type(s)(*items) if hasattr(s, "_fields") else type(s)(items)
+    return next(it)
 
 
 def flatten_with_paths(structure, path=""):
