@@ -126,7 +126,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
     <tapelab.Tensor: shape=(1, 1), dtype=float32, numpy=array([[4.]], dtype=float32)>
     """
     a, b = _pair(a, b, "matmul")
-    if a.ndim < 2 or b.ndim < 2:
+    a_shape, b_shape = a._value.shape, b._value.shape
+    if len(a_shape) < 2 or len(b_shape) < 2:
         raise InvalidArgumentError(
             f"matmul: both inputs must be at least 2-D (matrices), got shapes {tuple(a.shape)} and "
             f"{tuple(b.shape)}. Make a vector a matrix with tl.reshape(v, (1, -1)) (a row) or (-1, 1) (a column)."
@@ -135,7 +136,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
         a = matrix_transpose(a)
     if transpose_b:
         b = matrix_transpose(b)
-    if a.shape[-1] != b.shape[-2]:
+    if a._value.shape[-1] != b._value.shape[-2]:
         raise InvalidArgumentError(
             f"matmul: inner dimensions must match, but a has shape {tuple(a.shape)} and b has shape "
             f"{tuple(b.shape)}: a's last dimension {a.shape[-1]} != b's second-to-last {b.shape[-2]}. "

@@ -7,6 +7,7 @@ operators, so the same rule runs on numpy arrays (ordinary ``gradient()``: fast)
 derivatives). Signature: ``vjp(B, g, out, *inputs, **params)``.
 """
 
+import math
 from types import SimpleNamespace
 
 import numpy as np
@@ -95,12 +96,12 @@ def _logsumexp(x, axis):
     m = np.max(x, axis=axis, keepdims=True, **_lowest(x))
     if not x.size:
         return m  # an empty sum's log: -inf
-    return m + np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
+    return m + np.log(np.add.reduce(np.exp(x - m), axis=axis, keepdims=True))
 
 
 def _softmax(x, axis=-1):
     e = np.exp(x - np.max(x, axis=axis, keepdims=True, **_lowest(x)))
-    return e / np.sum(e, axis=axis, keepdims=True)
+    return e / np.add.reduce(e, axis=axis, keepdims=True)
 
 
 def _log_softmax(x, axis=-1):
@@ -108,13 +109,11 @@ def _log_softmax(x, axis=-1):
 
 
 def _one_hot(indices, depth, on_value=1, off_value=0, dtype="float32"):
-    # row i of the table is the one-hot vector for class i; the extra last row (all off) is for
-    # indices outside [0, depth), which TF turns into all-off rows
-    table = np.eye(depth + 1, depth, dtype=dtypes.as_dtype(dtype).as_numpy_dtype)
-    table[depth] = 0
+    hot = indices[..., None] == np.arange(depth)  # an index outside [0, depth) matches nothing: all off, as TF
+    np_dtype = dtypes.as_dtype(dtype).as_numpy_dtype
     if (on_value, off_value) != (1, 0):
-        table = np.where(table == 1, on_value, off_value).astype(table.dtype)
-    return table[np.where((indices >= 0) & (indices < depth), indices, depth)]
+        return np.where(hot, on_value, off_value).astype(np_dtype)
+    return hot.astype(np_dtype)
 
 
 def _sparse_xent(labels, logits):
@@ -122,16 +121,16 @@ def _sparse_xent(labels, logits):
     shifted = logits - np.max(logits, axis=-1, keepdims=True)
     rows = shifted.reshape(-1, shifted.shape[-1])
     picked = rows[np.arange(len(rows)), labels.reshape(-1)].reshape(labels.shape)
-    return np.log(np.sum(np.exp(shifted), axis=-1)) - picked
+    return np.log(np.add.reduce(np.exp(shifted), axis=-1)) - picked
 
 
 def _n_reduced(shape, axis):
     # how many elements each output of a reduction over `axis` summarises
-    return max(int(np.prod([shape[a] for a in (range(len(shape)) if axis is None else axis)])), 1)
+    return max(math.prod(shape[a] for a in (range(len(shape)) if axis is None else axis)), 1)
 
 
 def _reduce_mean(x, axis=None, keepdims=False):
-    total = np.sum(x, axis=axis, keepdims=keepdims, dtype=np.float64 if x.dtype.kind in "iub" else x.dtype)
+    total = np.add.reduce(x, axis=axis, keepdims=keepdims, dtype=np.float64 if x.dtype.kind in "iub" else x.dtype)
     mean = total / _n_reduced(x.shape, axis) if x.size or x.dtype.kind != "f" else total * np.nan  # TF: mean of none
     return np.trunc(mean).astype(x.dtype) if x.dtype.kind in "iu" else mean.astype(x.dtype)  # TF: int mean is int
 
@@ -178,7 +177,7 @@ defop("log", np.log, (lambda B, g, out, x: g / x,), ("dx = g / x",), float_only=
 defop("abs", np.abs, (lambda B, g, out, x: g * B.sign(x),), ("dx = g * sign(x)",))
 defop("tanh", np.tanh, (lambda B, g, out, x: g * (1 - out * out),), ("dx = g * (1 - tanh(x)^2)",), float_only=True)
 defop("sigmoid", _sigmoid, (lambda B, g, out, x: g * out * (1 - out),), ("dx = g * s * (1 - s)",), float_only=True)
-defop("relu", lambda x: np.maximum(x, 0), (lambda B, g, out, x: B.where(x > 0, g, 0),), ("dx = g * [x > 0]",))
+defop("relu", lambda x: np.maximum(x, 0), (lambda B, g, out, x: g * _mask(B, x > 0, g),), ("dx = g * [x > 0]",))
 defop("sign", np.sign, (_no_grad,), ("dx = 0",))
 defop("floor", np.floor, (_no_grad,), ("dx = 0",), float_only=True)
 defop("cast", lambda x, dtype: x.astype(dtypes.as_dtype(dtype).as_numpy_dtype),
@@ -238,7 +237,7 @@ defop("getitem", lambda x, key: x[key],
 defop("scatter", _scatter, (lambda B, g, out, x, key, shape: B.getitem(g, key=key),), ("dx = g[key]",))
 
 # reductions
-defop("reduce_sum", lambda x, axis=None, keepdims=False: np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
+defop("reduce_sum", lambda x, axis=None, keepdims=False: np.add.reduce(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
       (lambda B, g, out, x, axis, keepdims: _to_full(B, g, x.shape, axis),), ("dx = broadcast(g)",))
 defop("reduce_mean", _reduce_mean,
       (lambda B, g, out, x, axis, keepdims: _to_full(B, g / _n_reduced(x.shape, axis), x.shape, axis),),

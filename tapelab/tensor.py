@@ -264,7 +264,7 @@ class Variable(Tensor):
 
     def _update(self, how, value, read_value):
         new = convert_to_tensor(value, dtype=self.dtype)
-        if new.shape != self.shape:
+        if new._value.shape != self._value.shape:
             raise ValueError(
                 f"{how}: shape mismatch for Variable '{self.name}': the variable has shape "
                 f"{tuple(self.shape)} but the value has shape {tuple(new.shape)}. A Variable keeps its "
