@@ -106,6 +106,7 @@ class Graph:
         self.last_backward = None  # (so the tape viewer can draw a graph)
         self._symbolic = set()  # ids of the graph's own tensors
         self._stopped = {}
+        self._restore = {}  # id -> (Variable, value before tracing changed it)
 
     # --- recording (the graph sits on the tape stack while the function is traced) -------------
     _paused = False
@@ -115,7 +116,8 @@ class Graph:
         self._symbolic.add(id(out))
         self.entries.append(Entry(op, inputs, values, out, params, _state.scope))
 
-    def _record_assign(self, variable, how, value):
+    def _record_assign(self, variable, how, value, old):
+        self._restore.setdefault(id(variable), (variable, old))  # tracing only rehearses: undone afterwards
         new = SymbolicTensor(variable._value)  # stands for the updated value (called after the update)
         self._symbolic.add(id(new))
         self.entries.append(Entry(_ASSIGN[how], (variable, value), (variable._value, value._value), new, {},
@@ -234,17 +236,17 @@ class Function:
             graph._symbolic.add(id(p))
             return p
 
-        args, kwargs = _map_args(placeholder, args, kwargs)
-        _state.tapes.append(graph)
+        traced_args, traced_kwargs = _map_args(placeholder, args, kwargs)
+        outer, _state.tapes[:] = _state.tapes[:], [graph]  # outer tapes must not see the rehearsal
         try:
-            outputs = self.python_function(*args, **kwargs)
+            graph.outputs = self.python_function(*traced_args, **traced_kwargs)
         finally:
-            _state.tapes.remove(graph)
-        graph.outputs = outputs
+            _state.tapes[:] = outer
+            for variable, value in graph._restore.values():
+                variable._value = value
         self.graphs[key] = graph
-        # the tracing call's result: the values computed while tracing, as ordinary tensors
-        return nest.pack_like(outputs, [Tensor(t._value) if isinstance(t, SymbolicTensor) else t
-                                        for t in nest.flatten(outputs)])
+        # as in TF, the first call runs the new graph too: its updates happen once, outer tapes record it
+        return graph.run(_signature(args, kwargs)[1])
 
     def __repr__(self):
         return f"<tapelab.function {self.name}: traced {self.trace_count} time(s)>"

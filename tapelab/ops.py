@@ -103,9 +103,8 @@ stop_gradient = _unary("stop_gradient", "x itself, but no gradient flows back th
 
 
 def identity(input, name=None):
-    """The same tensor (a Variable gives its current value as a plain tensor)."""
-    t = convert_to_tensor(input)
-    return Tensor(t._value)
+    """The same values as a new tensor (a Variable gives its current value); gradients pass straight through."""
+    return run(OPS["identity"], (convert_to_tensor(input),))
 
 
 def add_n(inputs, name=None):
@@ -152,10 +151,12 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
 def transpose(a, perm=None, conjugate=False, name=None):
     """Permute the axes (default: reverse them)."""
     a = convert_to_tensor(a)
-    perm = tuple(reversed(builtins.range(a.ndim))) if perm is None else tuple(int(p) for p in perm)
-    if sorted(p % max(a.ndim, 1) for p in perm) != list(builtins.range(a.ndim)):
+    given = tuple(reversed(builtins.range(a.ndim))) if perm is None else tuple(int(p) for p in perm)
+    perm = tuple(p % max(a.ndim, 1) if -a.ndim <= p < a.ndim else p for p in given)  # -1 means the last axis
+    if sorted(perm) != list(builtins.range(a.ndim)):
         raise InvalidArgumentError(
-            f"transpose: perm {perm} is not a permutation of the {a.ndim} axes of a tensor of shape {tuple(a.shape)}"
+            f"transpose: perm {given} is not a permutation of the {a.ndim} axes of a tensor of shape "
+            f"{tuple(a.shape)}; give each axis 0..{a.ndim - 1} exactly once."
         )
     return run(OPS["transpose"], (a,), perm=perm)
 
@@ -184,6 +185,12 @@ def expand_dims(input, axis, name=None):
     """Insert a dimension of size 1 at ``axis``."""
     x = convert_to_tensor(input)
     shape = list(x.shape)
+    axis = int(axis)
+    if not -len(shape) - 1 <= axis <= len(shape):
+        raise InvalidArgumentError(
+            f"expand_dims: axis {axis} is out of range for a tensor of shape {tuple(shape)}: a new axis can go at "
+            f"positions {-len(shape) - 1}..{len(shape)}."
+        )
     shape.insert(axis if axis >= 0 else len(shape) + 1 + axis, 1)
     return reshape(x, shape)
 
@@ -248,6 +255,11 @@ def _reduction(name, doc):
 
     def fn(input_tensor, axis=None, keepdims=False, name=None):
         x = convert_to_tensor(input_tensor)
+        if x.dtype.is_bool and op.name != "reduce_max":
+            raise InvalidArgumentError(
+                f"{op.name}: got a bool tensor; TF does not add up booleans. Count them as numbers: "
+                f"{op.name}(tl.cast(x, tl.int32)) (or tl.float32 for a fraction)."
+            )
         return run(op, (x,), axis=_axes(x, axis, op.name), keepdims=bool(keepdims))
 
     fn.__name__ = fn.__qualname__ = name

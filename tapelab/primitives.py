@@ -7,6 +7,7 @@ operators, so the same rule runs on numpy arrays (ordinary ``gradient()``: fast)
 derivatives). Signature: ``vjp(B, g, out, *inputs, **params)``.
 """
 
+import functools
 import math
 from types import SimpleNamespace
 
@@ -43,7 +44,17 @@ class _Each:
         self.rule = rule
 
     def __getitem__(self, i):
-        return lambda *args, **params: self.rule(i, *args, **params)
+        return functools.partial(self.rule, i)
+
+
+class _EachFormula:
+    """The same formula for every input of a variadic op: ``formulas[i]`` fills in ``i``."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __getitem__(self, i):
+        return self.text.format(i=i)
 
 
 OPS = {}
@@ -88,8 +99,15 @@ def _no_grad(B, g, out, x, **_):
 
 # --- numpy forwards that need more than one numpy call --------------------------------------
 
+def _truediv_dtype(x):
+    # TF's truediv: int8/16 and uint8/16 give float32, wider ints float64, floats keep their dtype
+    if x.dtype.kind in "iu":
+        return np.float32 if x.dtype.itemsize <= 2 else np.float64
+    return None
+
+
 def _sigmoid(x):
-    return (np.tanh(x * 0.5) + 1) * 0.5  # = 1 / (1 + e^-x), without overflow for large |x|
+    return np.exp(-np.logaddexp(0, -x))  # = 1 / (1 + e^-x) = exp(-log(1 + e^-x)): no overflow, full precision
 
 
 def _logsumexp(x, axis):
@@ -180,6 +198,7 @@ defop("sigmoid", _sigmoid, (lambda B, g, out, x: g * out * (1 - out),), ("dx = g
 defop("relu", lambda x: np.maximum(x, 0), (lambda B, g, out, x: g * _mask(B, x > 0, g),), ("dx = g * [x > 0]",))
 defop("sign", np.sign, (_no_grad,), ("dx = 0",))
 defop("floor", np.floor, (_no_grad,), ("dx = 0",), float_only=True)
+defop("identity", lambda x: x, (lambda B, g, out, x: g,), ("dx = g",))
 defop("cast", lambda x, dtype: x.astype(dtypes.as_dtype(dtype).as_numpy_dtype),
       (lambda B, g, out, x, dtype: B.cast(g, dtype=x.dtype),), ("dx = cast(g, x.dtype)",))
 
@@ -196,7 +215,7 @@ defop("multiply", np.multiply,
       (lambda B, g, out, x, y: unbroadcast(B, g * y, x.shape),
        lambda B, g, out, x, y: unbroadcast(B, g * x, y.shape)),
       ("dx = g * y", "dy = g * x"), same_dtype=True)
-defop("divide", np.true_divide,
+defop("divide", lambda x, y: np.true_divide(x, y, dtype=_truediv_dtype(x)),
       (lambda B, g, out, x, y: unbroadcast(B, g / y, x.shape),
        lambda B, g, out, x, y: unbroadcast(B, -g * out / y, y.shape)),
       ("dx = g / y", "dy = -g * x / y^2"), same_dtype=True)
@@ -230,7 +249,7 @@ defop("reshape", lambda x, shape: np.reshape(x, shape),
       (lambda B, g, out, x, shape: B.reshape(g, shape=tuple(x.shape)),), ("dx = reshape(g, x.shape)",))
 defop("broadcast_to", lambda x, shape: np.broadcast_to(x, shape),
       (lambda B, g, out, x, shape: unbroadcast(B, g, x.shape),), ("dx = sum of g over the broadcast axes",))
-defop("concat", _concat, _Each(_concat_vjp), _Each(lambda i: f"dx{i} = g[the slice that x{i} filled]"),
+defop("concat", _concat, _Each(_concat_vjp), _EachFormula("dx{i} = g[the slice that x{i} filled]"),
       same_dtype=True)
 defop("getitem", lambda x, key: x[key],
       (lambda B, g, out, x, key: B.scatter(g, key=key, shape=tuple(x.shape)),), ("dx = zeros, with g added at [key]",))

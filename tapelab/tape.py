@@ -8,6 +8,7 @@ import enum
 import sys
 import threading
 import warnings
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,11 +74,11 @@ def run(op, inputs, **params):
     return out
 
 
-def note_assign(variable, how, value):
-    """A Variable changed (``how`` is "assign", "assign_add" or "assign_sub"): tell any graph being traced."""
+def note_assign(variable, how, value, old):
+    """A Variable changed from ``old`` ("assign", "assign_add" or "assign_sub" ``value``): tell a graph being traced."""
     for recorder in _state.tapes:
         if hasattr(recorder, "_record_assign"):
-            recorder._record_assign(variable, how, value)
+            recorder._record_assign(variable, how, value, old)
 
 
 def _dtype_mismatch(op, inputs):
@@ -143,7 +144,7 @@ class GradientTape:
         self._paused = False  # True inside stop_recording()
         self.last_backward = None  # a Backward record of the latest gradient() call
         self._used = False
-        self._was_reset = False
+        self._forgotten = weakref.WeakValueDictionary()  # id -> tensor this tape tracked before a reset()
 
     # --- recording ---------------------------------------------------------------------------
     def __enter__(self):
@@ -215,6 +216,16 @@ class GradientTape:
         """Every tensor watched so far (explicitly, or Variables read while recording), in order."""
         return tuple(self._watched.values())
 
+    @property
+    def stopped(self):
+        """Tensors computed from watched ones (or Variables read) inside ``stop_recording()``: no gradient."""
+        return tuple(self._stopped.values())
+
+    @property
+    def used(self):
+        """True once a non-persistent tape has run ``gradient()`` (or ``backward_steps()``) and let go."""
+        return self._used
+
     def tracks(self, tensor):
         """Whether gradients can flow into ``tensor`` on this tape (watched, or computed from watched ones)."""
         return id(tensor) in self._tracked
@@ -234,12 +245,12 @@ class GradientTape:
     def reset(self):
         """Forget everything recorded and watched, as if this were a new tape (recording goes on)."""
         self.entries = []
-        self._tracked.clear()
         self._watched.clear()
+        self._forgotten.update(self._tracked)  # what was recorded before the reset (weakly: no leak)
+        self._tracked.clear()
         self._stopped.clear()
         self.last_backward = None
         self._used = False
-        self._was_reset = True
 
     # --- playing back --------------------------------------------------------------------------
     def gradient(self, target, sources, output_gradients=None,
@@ -251,14 +262,7 @@ class GradientTape:
         ``unconnected_gradients="zero"``); integer sources always get ``None``.
         """
         unconnected = _unconnected(unconnected_gradients)
-        self._check_usable("gradient")
-        flat_sources = self._flat_sources(sources, "gradient")
-        targets = nest.flatten(target)
-        seeds = self._seeds(target, output_gradients)
-        self._warn_unseen(targets, flat_sources, "gradient")
-        grads = self._backprop(seeds, flat_sources)
-        self._keep_backward(targets, flat_sources, grads)
-        self._release()
+        flat_sources, grads = self._backward("gradient", target, sources, output_gradients)
         return nest.pack_like(sources, [self._result(s, grads, unconnected) for s in flat_sources])
 
     def backward_steps(self, target, sources, output_gradients=None):
@@ -268,11 +272,6 @@ class GradientTape:
         sent to each input, and every tensor's running total; the final totals equal ``gradient()``.
         Like ``gradient()``, a non-persistent tape can do this once.
         """
-        self._check_usable("backward_steps")
-        flat_sources = self._flat_sources(sources, "backward_steps")
-        targets = nest.flatten(target)
-        seeds = self._seeds(target, output_gradients)
-        self._warn_unseen(targets, flat_sources, "backward_steps")
         steps = []
         index = {id(e): k for k, e in enumerate(self.entries)}
 
@@ -282,10 +281,20 @@ class GradientTape:
                                for i, c, total in contributions],
                               {k: _numpy(v) for k, v in grads.items()}))
 
+        self._backward("backward_steps", target, sources, output_gradients, on_step)
+        return steps
+
+    def _backward(self, what, target, sources, output_gradients, on_step=None):
+        """Check, seed, walk the entries backwards, keep a record for display, release a one-shot tape."""
+        self._check_usable(what)
+        flat_sources = self._flat_sources(sources, what)
+        targets = nest.flatten(target)
+        seeds = self._seeds(target, output_gradients)
+        self._warn_unseen(targets, flat_sources, what)
         grads = self._backprop(seeds, flat_sources, on_step)
         self._keep_backward(targets, flat_sources, grads)
         self._release()
-        return steps
+        return flat_sources, grads
 
     def _keep_backward(self, targets, sources, grads):
         if grads and isinstance(next(iter(grads.values())), Tensor):  # a recorded (higher-order) backward pass
@@ -390,7 +399,7 @@ class GradientTape:
             if id(t) in seeds:  # the same target twice: its seeds add up
                 g = seeds[id(t)][1] + g
             seeds[id(t)] = (t, g)
-        if self._was_reset and not any(id(t) in self._tracked for t, _ in seeds.values()):
+        if any(self._forgotten.get(id(t)) is t and id(t) not in self._tracked for t, _ in seeds.values()):
             raise RuntimeError(
                 "gradient(): this tape was reset() after the target was computed, so the ops that produced it "
                 "are gone. Compute the target again after reset(), inside the tape."

@@ -62,7 +62,9 @@ class Tensor:
         return self.shape
 
     def __array__(self, dtype=None, copy=None):
-        return self._value if dtype is None else self._value.astype(dtype)
+        if dtype is not None and np.dtype(dtype) != self._value.dtype:
+            return self._value.astype(dtype)
+        return self._value.copy() if copy else self._value
 
     def __len__(self):
         if self._value.ndim == 0:
@@ -257,10 +259,14 @@ class Variable(Tensor):
         return f"{self._name}:0"
 
     def value(self):
-        """The current value as a plain Tensor."""
-        return Tensor(self._value)
+        """The current value as a plain Tensor (recorded like a read, so gradients flow to the Variable)."""
+        return _ops.identity(self)
 
     read_value = value
+
+    def numpy(self):
+        """A copy of the current value: changing it does not change the Variable (use ``assign``)."""
+        return super().numpy().copy()
 
     def _update(self, how, value, read_value):
         new = convert_to_tensor(value, dtype=self.dtype)
@@ -270,8 +276,8 @@ class Variable(Tensor):
                 f"{tuple(self.shape)} but the value has shape {tuple(new.shape)}. A Variable keeps its "
                 "shape; reshape the value, or make a new Variable."
             )
-        self._value = _UPDATES[how](self._value, new._value)  # a new array: recorded tapes keep the old one
-        _tape.note_assign(self, how, new)  # a function being traced records the update, to replay it
+        old, self._value = self._value, _UPDATES[how](self._value, new._value)  # new array: tapes keep the old
+        _tape.note_assign(self, how, new, old)  # a function being traced records the update, to replay it
         return self if read_value else None
 
     def assign(self, value, read_value=True):

@@ -339,8 +339,8 @@ def _unary(f):
 
 # op name -> a call on one float64 tensor x (the op's other inputs are made from x)
 OP_CALLS = {
-    **{n: _unary(getattr(tl, n)) for n in ["negative", "square", "sqrt", "exp", "abs", "tanh", "sigmoid", "sign",
-                                           "floor", "stop_gradient"]},
+    **{n: _unary(getattr(tl, n)) for n in ["negative", "identity", "square", "sqrt", "exp", "abs", "tanh",
+                                           "sigmoid", "sign", "floor", "stop_gradient"]},
     "log": tl.math.log,
     "relu": tl.nn.relu,
     "cast": lambda x: tl.cast(x, tl.float32),

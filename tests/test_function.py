@@ -183,3 +183,26 @@ def test_nested_traced_functions_inline():
 
     assert float(outer(tl.constant(1.0))) == 4.0 and float(outer(tl.constant(2.0))) == 6.0
     assert outer.trace_count == 1
+
+
+def test_the_tracing_call_itself_is_recorded_by_an_outer_tape():
+    w = tl.Variable(2.0)
+    f = tl.function(lambda x: w * x * x)
+    x = tl.Variable(3.0)
+    for _ in range(2):  # the first call traces, the second replays: both give TF's numbers
+        with tl.GradientTape() as tape:
+            y = f(x)
+        assert [float(g) for g in tape.gradient(y, [w, x])] == [9.0, 12.0]
+    assert f.trace_count == 1
+
+
+def test_updates_happen_once_on_the_tracing_call():
+    counter = tl.Variable(0.0)
+
+    @tl.function
+    def bump():
+        counter.assign_add(1.0)
+        return counter * 1.0
+
+    assert float(bump()) == 1.0 and float(counter) == 1.0
+    assert float(bump()) == 2.0 and float(counter) == 2.0

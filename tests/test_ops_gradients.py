@@ -45,6 +45,7 @@ def binary(name, f, dx=ANY, dy=ANY):
 
 
 unary("negative", tl.negative)
+unary("identity", tl.identity)
 unary("square", tl.square)
 unary("sqrt", tl.sqrt, POS)
 unary("exp", tl.exp)
@@ -148,6 +149,19 @@ def test_second_derivative_through_nested_tapes(name, f, makers):
 
     check = tl.check_gradients(first_derivative, *points, tolerance=1e-4)
     assert check.ok, check
+
+
+def test_every_op_draws_and_steps(tmp_path):
+    """Each gradient case also goes through the listing, the DOT export and backward_steps."""
+    for name, cases in CASES.items():
+        f, makers = cases[0]
+        xs = [tl.Variable(make(shape).astype(np.float32)) for make, shape in makers]
+        with tl.GradientTape(persistent=True) as tape:
+            y = f(*xs)
+        assert name in str(tape) or name == "scatter", name
+        assert tl.viz.to_dot(tape, y, xs).startswith("digraph"), name
+        steps = tape.backward_steps(y, xs)
+        assert all(isinstance(formula, str) for s in steps for _, _, formula, _, _ in s.contributions), name
 
 
 def test_backward_preserves_float32():

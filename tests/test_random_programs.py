@@ -230,6 +230,7 @@ def not_near(c):
 
 GENERATORS = {
     "negative": unary(tl.negative),
+    "identity": unary(tl.identity),
     "square": unary(tl.square),
     "sqrt": unary(tl.sqrt, lambda v: v.min(initial=1) > 0.3, 0.3, 2.0),
     "exp": unary(tl.exp, lambda v: v.max(initial=0) < 2),

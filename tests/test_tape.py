@@ -383,3 +383,14 @@ def test_check_gradients_reports_a_wrong_rule(monkeypatch):
     check = tl.check_gradients(tl.square, [1.0, 2.0])
     assert not check.ok and "DISAGREE" in repr(check)
     np.testing.assert_allclose(check.analytic[0] / check.numeric[0], [1.5, 1.5], rtol=1e-6)  # 3x vs 2x
+
+
+def test_after_reset_an_unrelated_target_gets_none_not_the_reset_error():
+    x = tl.Variable(2.0)
+    other = tl.constant(1.0) * 3.0
+    with tl.GradientTape() as tape:
+        x * x
+        tape.reset()
+        x * 3.0
+    with pytest.warns(UserWarning):
+        assert tape.gradient(other, x) is None

@@ -168,3 +168,43 @@ def test_stable_nn_ops_for_huge_logits():
     g = tape.gradient(loss, z)
     assert np.all(np.isfinite(g.numpy())) and float(loss) == pytest.approx(2001.5)  # 2000 + sigmoid: 1 + 0 + 0.5
     np.testing.assert_allclose(tl.nn.softmax(z).numpy(), [[1.0, 0.0, 0.0]])
+
+
+def test_variable_numpy_is_a_copy_and_np_array_copies():
+    v = tl.Variable([1.0, 2.0])
+    v.numpy()[0] = 100.0
+    assert v.numpy()[0] == 1.0  # only assign changes a Variable
+    t = tl.constant([1.0, 2.0])
+    a = np.array(t)
+    a[0] = 5.0
+    assert t.numpy()[0] == 1.0
+
+
+def test_value_and_identity_are_recorded_reads():
+    v = tl.Variable(3.0)
+    with tl.GradientTape() as tape:
+        y = v.value() * tl.identity(v)
+    assert float(tape.gradient(y, v)) == 6.0
+
+
+def test_sigmoid_keeps_precision_for_negative_inputs():
+    x = tl.constant([-20.0, -10.0, 0.0, 30.0], dtype=tl.float64)
+    np.testing.assert_allclose(tl.sigmoid(x).numpy(), 1 / (1 + np.exp(-x.numpy())), rtol=1e-12)
+
+
+def test_transpose_with_negative_perm_differentiates():
+    x = tl.Variable(np.arange(6, dtype=np.float32).reshape(2, 3))
+    with tl.GradientTape() as tape:
+        y = tl.transpose(x, [-1, 0]) * tl.constant([[1.0, 2.0]] * 3)
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [[1, 1, 1], [2, 2, 2]])
+
+
+def test_expand_dims_range_and_small_int_division_and_bool_sums():
+    with pytest.raises(tl.InvalidArgumentError, match=r"expand_dims: axis 5 is out of range.*-2..1"):
+        tl.expand_dims(tl.constant([1, 2]), 5)
+    assert tl.expand_dims(tl.constant([1, 2]), -1).shape == (2, 1)
+    assert (tl.constant(np.array([3], np.uint8)) / tl.constant(np.array([2], np.uint8))).dtype == tl.float32
+    assert (tl.constant([3]) / tl.constant([2])).dtype == tl.float64
+    with pytest.raises(tl.InvalidArgumentError, match=r"reduce_sum: got a bool tensor.*tl.cast\(x, tl.int32\)"):
+        tl.reduce_sum(tl.constant([True, False, True]))
+    assert bool(tl.reduce_max(tl.constant([True, False])))
