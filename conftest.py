@@ -8,5 +8,16 @@ which inherit this environment) never look in the user's cache.
 import os
 import tempfile
 
+import numpy as np
+import pytest
+
 os.environ.pop("TAPELAB_MNIST", None)
 os.environ["TAPELAB_DATA_DIR"] = tempfile.mkdtemp(prefix="tapelab-test-data-")
+
+
+@pytest.fixture(autouse=True)
+def _doctest_names(doctest_namespace):
+    """Docstring examples (run by --doctest-modules) write `tl` and `np`, as the docs do."""
+    import tapelab
+
+    doctest_namespace.update(tl=tapelab, np=np)

@@ -134,8 +134,10 @@ class Graph:
     def run(self, feeds):
         """Run the graph on new inputs: ``feeds`` maps placeholders to values (or lists them in order).
 
+        >>> f = tl.function(lambda x: x * x)
         >>> g = f.get_concrete_function(tl.constant(2.0))
         >>> g.run({g.placeholders[0]: 3.0})
+        <tapelab.Tensor: shape=(), dtype=float32, numpy=9.0>
         """
         if isinstance(feeds, dict):
             missing = [p for p in self.placeholders if p not in feeds]

@@ -42,6 +42,7 @@ class Module:
     attribute-name order: Variables are collected, Modules are searched in turn, each object once.
     That is ``tf.Module``'s rule, so nothing needs registering.
 
+    >>> tl.keras.backend.clear_session()  # layer names start again at dense
     >>> class Model(tl.Module):
     ...     def __init__(self):
     ...         super().__init__(name="model")

@@ -570,8 +570,12 @@ class _Paused:
 class name_scope:
     """Group the ops recorded inside under a name, like ``tf.name_scope``; the graph draws each group.
 
-    >>> with tl.name_scope("layer1"):
-    ...     y = x * 2.0
+    >>> x = tl.Variable(1.0)
+    >>> with tl.GradientTape() as tape:
+    ...     with tl.name_scope("layer1"):
+    ...         y = x * 2.0
+    >>> tape.entries[0].scope
+    'layer1/'
     """
 
     def __init__(self, name):

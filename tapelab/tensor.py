@@ -308,7 +308,7 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     Python floats become float32 and ints int32; numpy arrays keep their dtype.
 
     >>> tl.convert_to_tensor([1, 2]).dtype
-    tl.int32
+    tapelab.int32
     """
     if isinstance(value, Tensor):
         if dtype is not None and dtypes.as_dtype(dtype) != value.dtype:
