@@ -14,7 +14,7 @@ import numpy as np
 
 from tapelab import tape as _tape
 from tapelab.errors import InvalidArgumentError
-from tapelab.tensor import Tensor, convert_to_tensor
+from tapelab.tensor import convert_to_tensor, to_numpy
 
 __all__ = ["enable_check_numerics", "disable_check_numerics", "check_numerics"]
 
@@ -135,20 +135,18 @@ def _forward_error(op, inputs, out):
 def _backward_error(tape, entry, i, g, contribution):
     index = next(k for k, e in enumerate(tape.entries) if e is entry)
     values = entry.values
-    what = "NaN or Inf" if contribution is None else _kinds(np.asarray(_array(contribution)))
+    what = "NaN or Inf" if contribution is None else _kinds(to_numpy(contribution))
     lines = [f"check_numerics: the gradient of {entry.op.name} for its input {i} contains {what} (backward pass), "
              f"entry {index} on the tape (tl.viz.draw(tape, highlight=[{index}]) shows it).",
              f"  rule: {entry.op.formulas[i]}",
-             f"  upstream gradient g: {_describe(np.asarray(_array(g)))}"]
+             f"  upstream gradient g: {_describe(to_numpy(g))}"]
     lines += [f"  input {k}: {_describe(v)}" for k, v in enumerate(values)]
     if contribution is not None:
-        lines.append(f"  gradient for input {i}: {_describe(np.asarray(_array(contribution)))}")
-    upstream_bad = not np.isfinite(np.asarray(_array(g))).all()
+        lines.append(f"  gradient for input {i}: {_describe(to_numpy(contribution))}")
+    upstream_bad = not np.isfinite(to_numpy(g)).all()
     hint = ("the gradient arriving from later ops is already non-finite (output_gradients?)." if upstream_bad
             else _hint(entry.op, values))
     lines.append(f"What to do: {hint}")
     return InvalidArgumentError("\n".join(lines), op=entry.op.name, entry_index=index, tape=tape, phase="backward")
 
 
-def _array(v):
-    return v._value if isinstance(v, Tensor) else v

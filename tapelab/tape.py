@@ -16,7 +16,7 @@ import numpy as np
 from tapelab import nest
 from tapelab.errors import InvalidArgumentError
 from tapelab.primitives import NUMPY
-from tapelab.tensor import Tensor, Variable
+from tapelab.tensor import Tensor, Variable, to_numpy
 
 
 class _State(threading.local):
@@ -276,10 +276,10 @@ class GradientTape:
         index = {id(e): k for k, e in enumerate(self.entries)}
 
         def on_step(e, g, contributions, grads):
-            steps.append(Step(index[id(e)], e, _numpy(g),
-                              [(i, e.inputs[i], e.op.formulas[i], _numpy(c), _numpy(total))
+            steps.append(Step(index[id(e)], e, to_numpy(g),
+                              [(i, e.inputs[i], e.op.formulas[i], to_numpy(c), to_numpy(total))
                                for i, c, total in contributions],
-                              {k: _numpy(v) for k, v in grads.items()}))
+                              {k: to_numpy(v) for k, v in grads.items()}))
 
         self._backward("backward_steps", target, sources, output_gradients, on_step)
         return steps
@@ -298,7 +298,7 @@ class GradientTape:
 
     def _keep_backward(self, targets, sources, grads):
         if grads and isinstance(next(iter(grads.values())), Tensor):  # a recorded (higher-order) backward pass
-            grads = {k: _numpy(v) for k, v in grads.items()}
+            grads = {k: to_numpy(v) for k, v in grads.items()}
         self.last_backward = Backward(list(self.entries), targets, sources, grads,
                                       set(self._tracked), set(self._stopped))
 
@@ -421,12 +421,12 @@ class GradientTape:
                     break
         check = _check_numerics
         outer = [t for t in _state.tapes if t is not self and not t._paused]
-        B, as_value = (_tensor_backend(), _same) if outer else (NUMPY, _array)
+        B = _tensor_backend() if outer else NUMPY
         was_paused, self._paused = self._paused, True  # the backward pass is not part of this tape's recording
         quiet = np.errstate(divide="ignore", invalid="ignore", over="ignore")  # inf/nan flow on silently, as in TF
         quiet.__enter__()
         try:
-            grads = {k: as_value(Tensor(g)) for k, (t, g) in seeds.items()}
+            grads = {k: Tensor(g) if outer else g for k, (t, g) in seeds.items()}
             for e in reversed(self.entries):
                 out_id = id(e.output)
                 if out_id not in reaches or out_id not in grads:
@@ -452,7 +452,7 @@ class GradientTape:
                             raise
                         from tapelab.debugging import _backward_error
                         raise _backward_error(self, e, i, g, None) from err
-                    if check and not np.isfinite(_numpy(c)).all():
+                    if check and not np.isfinite(to_numpy(c)).all():
                         from tapelab.debugging import _backward_error
                         raise _backward_error(self, e, i, g, c)
                     if c.shape != values[i].shape:
@@ -518,18 +518,6 @@ def _outside_this_file():
     while frame is not None and frame.f_code.co_filename == __file__:
         frame, level = frame.f_back, level + 1
     return level
-
-
-def _same(t):
-    return t
-
-
-def _numpy(v):
-    return v._value if isinstance(v, Tensor) else np.asarray(v)
-
-
-def _array(t):
-    return t._value
 
 
 def _tensor_backend():

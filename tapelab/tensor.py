@@ -302,6 +302,11 @@ class Variable(Tensor):
         )
 
 
+def to_numpy(x):
+    """The numpy value of a tensor (no copy), or ``np.asarray`` of anything else."""
+    return x._value if isinstance(x, Tensor) else np.asarray(x)
+
+
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     """Turn a Python number, nested list, numpy array or tensor into a Tensor (TF's dtype rules).
 
