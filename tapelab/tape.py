@@ -423,51 +423,50 @@ class GradientTape:
         outer = [t for t in _state.tapes if t is not self and not t._paused]
         B = _tensor_backend() if outer else NUMPY
         was_paused, self._paused = self._paused, True  # the backward pass is not part of this tape's recording
-        quiet = np.errstate(divide="ignore", invalid="ignore", over="ignore")  # inf/nan flow on silently, as in TF
-        quiet.__enter__()
         try:
-            grads = {k: Tensor(g) if outer else g for k, (t, g) in seeds.items()}
-            for e in reversed(self.entries):
-                out_id = id(e.output)
-                if out_id not in reaches or out_id not in grads:
-                    continue
-                g = grads[out_id]
-                values = e.values if B is NUMPY else e.inputs
-                out = e.output._value if B is NUMPY else e.output
-                contributions = [] if on_step is not None else None
-                for i, x in enumerate(e.inputs):
-                    if id(x) not in reaches:
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # inf/nan flow on silently, as TF
+                grads = {k: Tensor(g) if outer else g for k, (t, g) in seeds.items()}
+                for e in reversed(self.entries):
+                    out_id = id(e.output)
+                    if out_id not in reaches or out_id not in grads:
                         continue
-                    rule = e.op.vjps[i]
-                    if rule is None:
-                        raise LookupError(
-                            f"{e.op.name}: no gradient is defined for input {i}, but the gradient must flow through "
-                            f"it (it was computed from a watched tensor). Wrap that input in tl.stop_gradient() if "
-                            f"no gradient should flow there, or give the op a rule in tapelab/primitives.py."
-                        )
-                    try:
-                        c = rule(B, g, out, *values, **e.params)
-                    except InvalidArgumentError as err:  # a recorded VJP op (higher order) produced NaN/Inf
-                        if err.phase != "forward":
-                            raise
-                        from tapelab.debugging import _backward_error
-                        raise _backward_error(self, e, i, g, None) from err
-                    if check and not np.isfinite(to_numpy(c)).all():
-                        from tapelab.debugging import _backward_error
-                        raise _backward_error(self, e, i, g, c)
-                    if c.shape != values[i].shape:
-                        raise AssertionError(
-                            f"{e.op.name}: the gradient rule for input {i} returned shape {tuple(c.shape)} "
-                            f"but the input has shape {tuple(x.shape)} (a bug in the rule)."
-                        )
-                    prev = grads.get(id(x))
-                    grads[id(x)] = c if prev is None else prev + c
-                    if contributions is not None:
-                        contributions.append((i, c, grads[id(x)]))
-                if contributions:
-                    on_step(e, g, contributions, grads)
+                    g = grads[out_id]
+                    values = e.values if B is NUMPY else e.inputs
+                    out = e.output._value if B is NUMPY else e.output
+                    contributions = [] if on_step is not None else None
+                    for i, x in enumerate(e.inputs):
+                        if id(x) not in reaches:
+                            continue
+                        rule = e.op.vjps[i]
+                        if rule is None:
+                            raise LookupError(
+                                f"{e.op.name}: no gradient is defined for input {i}, but the gradient must flow "
+                                "through it (it was computed from a watched tensor). Wrap that input in "
+                                "tl.stop_gradient() if no gradient should flow there, or give the op a rule in "
+                                "tapelab/primitives.py."
+                            )
+                        try:
+                            c = rule(B, g, out, *values, **e.params)
+                        except InvalidArgumentError as err:  # a recorded VJP op (higher order) produced NaN/Inf
+                            if err.phase != "forward":
+                                raise
+                            from tapelab.debugging import _backward_error
+                            raise _backward_error(self, e, i, g, None) from err
+                        if check and not np.isfinite(to_numpy(c)).all():
+                            from tapelab.debugging import _backward_error
+                            raise _backward_error(self, e, i, g, c)
+                        if c.shape != values[i].shape:
+                            raise AssertionError(
+                                f"{e.op.name}: the gradient rule for input {i} returned shape {tuple(c.shape)} "
+                                f"but the input has shape {tuple(x.shape)} (a bug in the rule)."
+                            )
+                        prev = grads.get(id(x))
+                        grads[id(x)] = c if prev is None else prev + c
+                        if contributions is not None:
+                            contributions.append((i, c, grads[id(x)]))
+                    if contributions:
+                        on_step(e, g, contributions, grads)
         finally:
-            quiet.__exit__(None, None, None)
             self._paused = was_paused
         return grads
 
