@@ -44,5 +44,8 @@ def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=
 def _float(name, dtype):
     dt = dtypes.as_dtype(dtype)
     if not dt.is_floating:
-        raise ValueError(f"{name}: dtype must be a float type, got {dt.name}")
+        raise ValueError(
+            f"{name}: dtype must be a float type, got {dt.name}. Use tl.float32 (the default); for random "
+            "integers use tl.random.uniform(shape, minval, maxval, dtype=tl.int32)."
+        )
     return dt.as_numpy_dtype

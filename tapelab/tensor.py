@@ -365,7 +365,10 @@ def constant(value, dtype=None, shape=None, name=None):
         elif array.size == int(np.prod(shape)):
             array = array.reshape(shape)
         else:
-            raise TypeError(f"constant: cannot give {array.size} values the shape {shape}")
+            raise TypeError(
+                f"constant: cannot give {array.size} values the shape {shape} ({int(np.prod(shape))} elements). "
+                "Give one value (it fills the shape) or exactly as many values as the shape holds."
+            )
     return Tensor(array)
 
 
