@@ -319,6 +319,21 @@ def test_import_tapelab_does_not_import_ipywidgets():
     assert out.strip() == "False"
 
 
+def test_import_tapelab_leaves_elementtree_namespaces_alone():
+    code = ("import xml.etree.ElementTree as ET; before = dict(ET._namespace_map); import tapelab; "
+            "print(ET._namespace_map == before)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "True"
+
+
+def test_restyled_svg_keeps_graphviz_namespace_prefixes():
+    tape, loss, x, y = seed_000()
+    rep = replay(tape, loss, [x, y])
+    svg = Restyler.of(rep).svg(step_view(rep, 1))
+    assert svg.startswith('<svg xmlns="http://www.w3.org/2000/svg"') and "ns0:" not in svg
+    assert "xlink:title=" in svg
+
+
 def test_docstring_examples():
     import doctest
 

@@ -25,8 +25,6 @@ EMPTY_TITLE = ("nothing recorded yet: compute with a trainable Variable, or a te
                "inside `with tl.GradientTape() as tape:`")
 HIGHLIGHT = "#dc2626"
 GREY = "#9ca3af"
-KIND_WORD = {"variable": "Variable", "watched": "watched", "placeholder": "placeholder", "constant": "constant",
-             "stopped": "stopped", "intermediate": ""}
 
 
 def to_dot(tape, target=None, sources=None, *, detail="values", highlight=(), edge_colors=None, edge_labels=None,
@@ -173,9 +171,7 @@ class _Graph:
     # --- labels ---------------------------------------------------------------------------------
     def _tensor_attrs(self, t):
         title = t.name
-        kind = "target" if t.is_target else KIND_WORD[t.kind]
-        if t.kind == "variable" and not t.trainable:
-            kind = "Variable, not trainable"
+        kind = "target" if t.is_target else fmt.kind_text(t.kind, t.trainable, short=True)
         if t.is_source:
             kind = f"{kind}, source" if kind else "source"
         lines = [f"{title} ({kind})" if kind else title]
@@ -186,8 +182,7 @@ class _Graph:
             if v is not None:
                 lines.append(v)
             if t.grad is not None:
-                g = fmt.value_text(t.grad)
-                lines.append(f"grad {g}" if g is not None else f"grad {fmt.summary_text(t.grad)}")
+                lines.append(f"grad {fmt.array_text(t.grad, shape=False)}")
         attrs = {"shape": "box", "style": "rounded,filled"}
         fill = FILL["target"] if t.is_target else FILL[t.kind]
         if t.none_reason:
@@ -284,7 +279,7 @@ class _Graph:
         for a, b, role in edges:
             attrs = {}
             if role is not None and b in arity and self.detail != "names":  # which argument: matmul(x, y)
-                attrs["label"] = _arg_name(arity[b], role)
+                attrs["label"] = fmt.arg_name(arity[b].formulas[role], role)
             a = tid.get(a, a)
             b = tid.get(b, b)
             if (a, b) in colors:
@@ -308,14 +303,6 @@ class _Graph:
             scope = next(iter(scopes)) if len(scopes) == 1 else ""
         box = self.collapse_of(scope)
         return scope if box is None else _parent(box)  # tensors of a collapsed scope sit beside its box
-
-
-def _arg_name(op, i):
-    """The argument's name in the op's VJP formula ("dx = g @ y.T" -> "x"), else its position."""
-    f = op.formulas[i] if i < len(op.formulas) else None
-    if f and f.startswith("d") and "=" in f:
-        return f.split("=")[0].strip()[1:]
-    return f"#{i}"
 
 
 def _collapser(collapse, expand):

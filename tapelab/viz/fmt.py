@@ -4,6 +4,19 @@ import numpy as np
 
 SMALL = 6  # tensors with at most this many elements show their values
 
+# a tensor's kind -> (the listing's word, the graph label's shorter word)
+KINDS = {"variable": ("Variable", "Variable"), "watched": ("watched", "watched"),
+         "placeholder": ("placeholder", "placeholder"), "constant": ("constant", "constant"),
+         "stopped": ("computed while recording was stopped", "stopped"), "intermediate": ("", "")}
+
+
+def kind_text(kind, trainable=True, short=False):
+    """``Variable (not trainable)`` in the listing, ``Variable, not trainable`` in a graph label."""
+    word = KINDS[kind][short]
+    if kind == "variable" and not trainable:
+        word += ", not trainable" if short else " (not trainable)"
+    return word
+
 
 def shape_text(shape):
     return str(tuple(shape))
@@ -35,6 +48,22 @@ def summary_text(v):
     """A one-number summary of a big array: its norm (used for gradients that are too big to print)."""
     v = np.asarray(v, dtype=np.float64)
     return f"norm {_num(np.sqrt(np.sum(v * v)))}"
+
+
+def array_text(v, small=SMALL, shape=True):
+    """The values of a small array, else ``(784, 128) float32, norm 3.2`` (just ``norm 3.2`` with ``shape=False``)."""
+    v = np.asarray(v)
+    text = value_text(v, small)
+    if text is not None:
+        return text
+    return f"{shape_text(v.shape)} {v.dtype.name}, {summary_text(v)}" if shape else summary_text(v)
+
+
+def arg_name(formula, i):
+    """The rule's name for input i: ``"dx = g @ y.T"`` -> ``"x"``; ``#i`` without one."""
+    if formula and formula.startswith("d") and "=" in formula:
+        return formula.split("=")[0].strip()[1:]
+    return f"#{i}"
 
 
 def param_text(value):

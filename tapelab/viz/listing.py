@@ -6,9 +6,6 @@ Deterministic (no ids, no addresses, 4 significant digits), so tests and nbval c
 from tapelab.viz import fmt
 from tapelab.viz.trace import trace
 
-_KIND = {"variable": "Variable", "watched": "watched", "placeholder": "placeholder", "constant": "constant",
-         "stopped": "computed while recording was stopped"}
-
 
 def format_tape(tape, target=None, sources=None, values=True, max_ops=None):
     """The tape as a listing: inputs, one line per recorded op, then (after ``gradient()``) the gradients.
@@ -46,10 +43,7 @@ def format_tape(tape, target=None, sources=None, values=True, max_ops=None):
     if inputs:
         rows.append((0, "inputs:", None))
         for t in inputs:
-            kind = _KIND[t.kind]
-            if t.kind == "variable" and not t.trainable:
-                kind = "Variable (not trainable)"
-            rows.append((1, f"{t.name} : {kind}", _right(t, values)))
+            rows.append((1, f"{t.name} : {fmt.kind_text(t.kind, t.trainable)}", _right(t, values)))
     shown = tr.ops if max_ops is None else tr.ops[:max_ops]
     if shown:
         rows.append((0, "ops:", None))
@@ -100,8 +94,5 @@ def _gradients(tr):
         if t.none_reason:
             lines.append(f"  d{t.name} = None    # {t.none_reason}")
         elif t.grad is not None:
-            v = fmt.value_text(t.grad)
-            if v is None:
-                v = f"{fmt.shape_text(t.grad.shape)} {t.grad.dtype.name}, {fmt.summary_text(t.grad)}"
-            lines.append(f"  d{t.name} = {v}")
+            lines.append(f"  d{t.name} = {fmt.array_text(t.grad)}")
     return lines

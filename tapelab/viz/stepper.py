@@ -29,12 +29,11 @@ DIM_OPACITY = "0.3"  # nodes not computed yet in a forward replay
 
 _SVG = "http://www.w3.org/2000/svg"
 _XLINK = "http://www.w3.org/1999/xlink"
-ET.register_namespace("", _SVG)
-ET.register_namespace("xlink", _XLINK)
 
 
 class _Recorded:
-    """What ``trace()`` reads from a tape, frozen before the backward pass consumed it.
+    """What ``trace()`` reads from a tape (entries, watched, stopped, tracks()), frozen before the
+    backward pass consumed it.
 
     It carries no gradient record, so the graph's tensor boxes show forward values only: the
     gradients appear on the edges, step by step, instead of all at once.
@@ -42,11 +41,11 @@ class _Recorded:
 
     last_backward = None
 
-    def __init__(self, entries, watched, tracked, stopped):
+    def __init__(self, entries, watched, stopped, tracked):
         self.entries = entries
         self.watched = tuple(watched)
-        self._tracked = set(tracked)
-        self._stopped = dict.fromkeys(stopped)
+        self.stopped = tuple(stopped)
+        self._tracked = set(tracked)  # ids
 
     def tracks(self, tensor):
         return id(tensor) in self._tracked
@@ -95,13 +94,7 @@ def replay(tape, target, sources, output_gradients=None, *, collapse=None, expan
     """
     if isinstance(target, Replay):
         raise TypeError("replay: give the tape, the target and the sources, e.g. replay(tape, loss, [x, y]).")
-    entries = list(tape.entries)
-    watched = tape.watched
-    try:
-        steps = tape.backward_steps(target, sources, output_gradients)
-    except RuntimeError as e:
-        if "can only be used to compute one set" not in str(e):
-            raise
+    if tape.used:
         raise RuntimeError(
             "BackwardStepper: this GradientTape was already used by gradient() (or another stepper), and a "
             "non-persistent tape releases its ops after one backward pass, so there is nothing left to step "
@@ -110,9 +103,11 @@ def replay(tape, target, sources, output_gradients=None, *, collapse=None, expan
             "        ...\n"
             "to step through it and also call tape.gradient(), or build the stepper before gradient() "
             "(its table ends with the same gradients)."
-        ) from None
+        )
+    entries, watched, stopped = list(tape.entries), tape.watched, tape.stopped  # a one-shot tape lets go of them
+    steps = tape.backward_steps(target, sources, output_gradients)
     bw = tape.last_backward
-    recorded = _Recorded(entries, watched, bw.tracked, bw.stopped)
+    recorded = _Recorded(entries, watched, stopped, bw.tracked)
     targets = list(bw.targets)
     flat_sources = list(bw.sources)
     if collapse is None:
@@ -220,28 +215,13 @@ def _d(name):
     return f"d{name}" if name.isidentifier() else f"d({name})"
 
 
-def _arg_name(formula, i):
-    """The rule's name for input i: ``"dx = g @ y.T"`` -> ``"x"``."""
-    if formula and formula.startswith("d") and "=" in formula:
-        return formula.split("=")[0].strip()[1:]
-    return f"#{i}"
-
-
 def _rhs(formula):
     return formula.split("=", 1)[1].strip() if formula and "=" in formula else "its contribution"
 
 
-def _value(v):
-    """A value as the listing writes it; a big array as shape, dtype and norm."""
-    v = np.asarray(v)
-    text = fmt.value_text(v)
-    return text if text is not None else f"{fmt.shape_text(v.shape)} {v.dtype.name}, {fmt.summary_text(v)}"
-
-
 def _short(v):
-    v = np.asarray(v)
-    text = fmt.value_text(v, small=4)
-    return text if text is not None else fmt.summary_text(v)
+    """An edge label's value: up to 4 numbers, else the norm."""
+    return fmt.array_text(v, small=4, shape=False)
 
 
 def _constant_note(v):
@@ -357,27 +337,27 @@ def _backward(rep, view):
         op = tr.ops[s.index]
         scope = f"   [in {op.scope}]" if op.scope else ""
         view.panel = [f"Backward step {p} of {view.count} - op {s.index}: {_call_text(rep, s.index)}{scope}"]
-        rule_args = [_arg_name(f, i) for i, f in enumerate(op.formulas)]
+        rule_args = [fmt.arg_name(f, i) for i, f in enumerate(op.formulas)]
         actual = [tr.name(key) for key in op.inputs]
-        if len(actual) > 1 and rule_args != actual and all(f for f in op.formulas):
+        if len(actual) > 1 and rule_args != actual:
             binding = ", ".join(f"{r} = {a}" for r, a in zip(rule_args, actual))
             view.panel.append(f"  the rule {op.name}({', '.join(rule_args)}) here has {binding}")
-        view.panel.append(f"  upstream g = {_d(out_name)} = {_value(s.upstream)}")
+        view.panel.append(f"  upstream g = {_d(out_name)} = {fmt.array_text(s.upstream)}")
         view.panel.append(f"      (the gradient arriving at {out_name}{_constant_note(s.upstream)})")
         before = _totals_before(rep, p)
         for i, x, formula, c, total in s.contributions:
             xname = tr.name(id(x))
-            arg = _arg_name(formula, i)
+            arg = fmt.arg_name(formula, i)
             role = "" if arg == xname else f" (as {arg} of the rule)"
             prev = before.get(id(x))
             if prev is None:
-                sofar = f"grad {xname}: {_value(total)}"
+                sofar = f"grad {xname}: {fmt.array_text(total)}"
             elif np.asarray(total).size <= fmt.SMALL:
-                sofar = f"grad {xname}: {_value(prev)} + {_value(c)} = {_value(total)}"
+                sofar = f"grad {xname}: {fmt.array_text(prev)} + {fmt.array_text(c)} = {fmt.array_text(total)}"
             else:
-                sofar = f"grad {xname}: earlier terms + this one = {_value(total)}"
+                sofar = f"grad {xname}: earlier terms + this one = {fmt.array_text(total)}"
             before[id(x)] = total
-            view.panel.append(f"  input {xname}{role}:  d{arg} = {_rhs(formula)} = {_value(c)}")
+            view.panel.append(f"  input {xname}{role}:  d{arg} = {_rhs(formula)} = {fmt.array_text(c)}")
             view.panel.append(f"      {sofar}")
     view.table_title = f"gradients of {_target_names(rep)} with respect to the sources:"
     totals = rep.steps[p - 1].totals if p else {}
@@ -394,7 +374,8 @@ def _backward(rep, view):
         elif g is None:
             view.table.append((info.name, "-", "not reached yet"))
         else:
-            view.table.append((info.name, _value(g), "final" if last[key] <= p else "partial: more terms to come"))
+            status = "final" if last[key] <= p else "partial: more terms to come"
+            view.table.append((info.name, fmt.array_text(g), status))
     return view
 
 
@@ -430,7 +411,7 @@ def _forward(rep, view):
         view.panel = [f"Forward replay: the tape recorded {view.count} op{'s' if view.count != 1 else ''}, in this "
                       f"order. Inputs: {inputs}. Press Next to run them again one by one."]
         view.table_title = "inputs:"
-        view.table = [(t.name, _value(t.value), t.kind) for t in tr.inputs]
+        view.table = [(t.name, fmt.array_text(t.value), t.kind) for t in tr.inputs]
         return view
     k = p - 1
     view.op_index = k
@@ -439,19 +420,29 @@ def _forward(rep, view):
     scope = f"   [in {op.scope}]" if op.scope else ""
     out = tr.tensors[op.output]
     view.panel = [f"Forward step {p} of {view.count} - op {k}: {_call_text(rep, k)}{scope}",
-                  f"  {out.name} = {_value(out.value)}   {fmt.shape_text(out.shape)} {out.dtype}"]
+                  f"  {out.name} = {fmt.array_text(out.value)}   {fmt.shape_text(out.shape)} {out.dtype}"]
     view.table_title = f"op {k} ({op.name}) read and produced:"
     seen = set()
     for key in op.inputs:
         if key not in seen:
             seen.add(key)
             t = tr.tensors[key]
-            view.table.append((t.name, _value(t.value), "input"))
-    view.table.append((out.name, _value(out.value), "output"))
+            view.table.append((t.name, fmt.array_text(t.value), "input"))
+    view.table.append((out.name, fmt.array_text(out.value), "output"))
     return view
 
 
 # --- drawing a view: one Graphviz layout, restyled per step ---------------------------------------------
+
+def _register_namespaces():
+    """Write the restyled SVG as Graphviz did (``<svg xmlns=...>``, ``xlink:title``), not ``ns0:svg``.
+
+    ElementTree's prefixes are process-wide, so this runs when a stepper restyles a picture, not
+    when tapelab is imported.
+    """
+    ET.register_namespace("", _SVG)
+    ET.register_namespace("xlink", _XLINK)
+
 
 class Restyler:
     """Restyles the one SVG layout of a replay for each :class:`StepView` (milliseconds per step).
@@ -461,6 +452,7 @@ class Restyler:
     """
 
     def __init__(self, svg, labels=None):
+        _register_namespaces()
         text = svg.decode("utf-8") if isinstance(svg, bytes) else svg
         self.root = ET.fromstring(text[text.index("<svg"):])
         self.root.set("style", "max-width: 100%; height: auto")

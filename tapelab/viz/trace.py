@@ -116,7 +116,7 @@ def trace(tape, target=None, sources=None):
         tracked, stopped = bw.tracked, bw.stopped
     else:
         tracked = {id(t) for t in tape.watched} | {id(e.output) for e in entries if tape.tracks(e.output)}
-        stopped = set(getattr(tape, "_stopped", {}))
+        stopped = {id(t) for t in getattr(tape, "stopped", ())}  # a tl.function Graph has none
     watched_ids = {id(t) for t in tape.watched} if tape.watched else set()
 
     produced = {}  # id(output) -> op index
@@ -160,8 +160,8 @@ def trace(tape, target=None, sources=None):
                                           producer=k, scope=e.scope)
             order.append((out, k))
             tensors_by_key[id(out)] = out
-        ops.append(OpInfo(k, e.op.name, [id(t) for t in e.inputs], id(out), dict(e.params), e.scope,
-                          _formulas(e.op, len(e.inputs))))
+        formulas = tuple(e.op.formulas[i] for i in range(len(e.inputs)))  # one string per input
+        ops.append(OpInfo(k, e.op.name, [id(t) for t in e.inputs], id(out), dict(e.params), e.scope, formulas))
 
     _name_tensors(tensors, order)
 
@@ -185,17 +185,6 @@ def trace(tape, target=None, sources=None):
         if not gets_grad and (use_bw or tr.targets):
             info.none_reason = _none_reason(info, key, tracked, stopped, stopped_target, stopped_on_path)
     return tr
-
-
-def _formulas(op, n):
-    """One formula per input (variadic ops such as concat make theirs on demand)."""
-    out = []
-    for i in range(n):
-        try:
-            out.append(op.formulas[i])
-        except (IndexError, TypeError):
-            out.append(None)
-    return tuple(out)
 
 
 def _name_tensors(tensors, order):
