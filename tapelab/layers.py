@@ -20,7 +20,6 @@ from tapelab import dtypes, ops
 from tapelab import random as _random
 from tapelab.errors import InvalidArgumentError
 from tapelab.module import Module, _snake_case
-from tapelab.tape import name_scope
 from tapelab.tensor import Tensor, Variable, convert_to_tensor
 
 _name_counts = collections.Counter()
@@ -104,9 +103,19 @@ class Layer(Module):
         return var
 
     def build(self, input_shape):
-        self.built = True
+        """Create the layer's weights once the input shape is known (the first call runs it, then sets ``built``).
+
+        Override it with :meth:`add_weight` calls; the default creates nothing. For example::
+
+            def build(self, input_shape):
+                self.w = self.add_weight("w", (input_shape[-1], 4), glorot_uniform)
+        """
 
     def call(self, inputs):
+        """The layer's computation on a tensor; ``layer(x)`` runs it inside ``tl.name_scope(layer.name)``.
+
+        Override it in every layer, e.g. ``return tl.matmul(inputs, self.w)``.
+        """
         raise NotImplementedError(f"{type(self).__name__} must implement call(inputs)")
 
     def __call__(self, inputs):
@@ -114,7 +123,7 @@ class Layer(Module):
         if not self.built:
             self.build(tuple(inputs.shape))
             self.built = True
-        with name_scope(self.name):
+        with self.name_scope:
             return self.call(inputs)
 
     @property
@@ -155,7 +164,6 @@ class Dense(Layer):
         self.kernel = self.add_weight("kernel", (input_shape[-1], self.units), glorot_uniform)
         if self.use_bias:
             self.bias = self.add_weight("bias", (self.units,), lambda shape, dtype: np.zeros(shape, dtype.name))
-        self.built = True
 
     def call(self, inputs):
         inputs = _as_layer_dtype(self, inputs)

@@ -12,7 +12,7 @@ import numpy as np
 
 from tapelab import ops
 from tapelab.errors import InvalidArgumentError
-from tapelab.tensor import Tensor, convert_to_tensor
+from tapelab.tensor import Tensor, convert_to_tensor, to_numpy
 
 EPSILON = 1e-7  # keras.backend.epsilon(): how far probabilities are kept from 0 and 1 before the log
 
@@ -83,11 +83,11 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False):
 
 
 def _labels(y_true, y_pred, who):
-    """Integer class ids of shape y_pred.shape[:-1], checked with errors that say what to change."""
-    raw = y_true._value if isinstance(y_true, Tensor) else np.asarray(y_true)
+    """y_true as class ids of shape y_pred.shape[:-1]: a (batch, 1) column loses its last axis and
+    whole-number floats become int64 (as Keras). Dtype and range are checked by the op itself."""
+    raw = to_numpy(y_true)
     if y_pred.ndim < 1:
         raise InvalidArgumentError(f"{who}: y_pred must have a class axis (shape (batch, classes)), got a scalar")
-    classes = y_pred.shape[-1]
     batch_shape = tuple(y_pred.shape[:-1])
     if raw.ndim == y_pred.ndim and raw.shape[-1:] == (1,):
         raw = raw.reshape(raw.shape[:-1])  # (batch, 1) -> (batch,)
@@ -108,20 +108,11 @@ def _labels(y_true, y_pred, who):
         fractional = ~np.isfinite(raw) | (raw != np.round(raw))
         if np.any(fractional):
             raise InvalidArgumentError(
-                f"{who}: y_true must hold integer class ids 0..{classes - 1}, but it has the value "
+                f"{who}: y_true must hold integer class ids 0..{y_pred.shape[-1] - 1}, but it has the value "
                 f"{raw[fractional].flat[0]}. Pass integer labels (one class id per example)."
             )
         raw = raw.astype(np.int64)  # Keras casts float labels to int64 too
-    elif raw.dtype.kind not in "iu":
-        raise InvalidArgumentError(f"{who}: y_true must hold integer class ids, got dtype {raw.dtype}")
-    if raw.size and (raw.min() < 0 or raw.max() >= classes):
-        bad = raw[(raw < 0) | (raw >= classes)].flat[0]
-        raise InvalidArgumentError(
-            f"{who}: a label is {bad}, outside the valid range [0, {classes}) for y_pred with {classes} classes "
-            f"(shape {tuple(y_pred.shape)}). Labels are class ids 0..{classes - 1}; check that the last layer "
-            "has one unit per class."
-        )
-    return Tensor(raw)
+    return convert_to_tensor(raw)
 
 
 class Loss:
@@ -134,7 +125,12 @@ class Loss:
         self.name = name or type(self).__name__
 
     def call(self, y_true, y_pred):
-        raise NotImplementedError
+        """One loss value per example (``__call__`` then reduces them); subclasses implement it.
+
+        >>> tl.losses.MeanSquaredError().call([[1.0, 2.0]], [[1.0, 4.0]]).numpy()   # (0 + 4) / 2
+        array([2.], dtype=float32)
+        """
+        raise NotImplementedError(f"{type(self).__name__} must implement call(y_true, y_pred)")
 
     def __call__(self, y_true, y_pred):
         values = self.call(y_true, y_pred)

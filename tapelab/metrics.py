@@ -2,11 +2,7 @@
 
 import numpy as np
 
-from tapelab.tensor import Tensor
-
-
-def _array(x):
-    return x._value if isinstance(x, Tensor) else np.asarray(x)
+from tapelab.tensor import to_numpy
 
 
 def accuracy(y_true, y_pred):
@@ -18,7 +14,13 @@ def accuracy(y_true, y_pred):
     >>> tl.metrics.accuracy([0, 1, 1], [[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]])
     0.6666666666666666
     """
-    labels, scores = _array(y_true), _array(y_pred)
+    hits, n = _hits(y_true, y_pred)
+    return hits / n
+
+
+def _hits(y_true, y_pred):
+    """(rows whose highest score is the true class, rows), with the shapes checked."""
+    labels, scores = to_numpy(y_true), to_numpy(y_pred)
     if scores.ndim < 1:
         raise ValueError("accuracy: y_pred must have a class axis, shape (batch, classes)")
     if labels.ndim == scores.ndim and labels.shape[-1:] == (1,):
@@ -30,15 +32,14 @@ def accuracy(y_true, y_pred):
         )
     if labels.size == 0:
         raise ValueError("accuracy: no examples (y_true is empty)")
-    return float(np.mean(np.argmax(scores, axis=-1) == labels))
+    return int(np.sum(np.argmax(scores, axis=-1) == labels)), labels.size
 
 
 def evaluate_accuracy(model, x, y, batch_size=1000):
     """``accuracy(y, model(x))`` computed ``batch_size`` rows at a time (call it outside a tape)."""
     hits = 0
     for start in range(0, len(x), batch_size):
-        scores = _array(model(x[start:start + batch_size]))
-        hits += int(np.sum(np.argmax(scores, axis=-1) == np.asarray(y[start:start + batch_size]).reshape(-1)))
+        hits += _hits(y[start:start + batch_size], model(x[start:start + batch_size]))[0]
     return hits / len(x)
 
 
@@ -55,32 +56,49 @@ class Mean:
         self.reset_state()
 
     def reset_state(self):
+        """Forget every value added so far (call it at the start of each epoch)."""
         self.total, self.count = 0.0, 0
 
     def update_state(self, value):
-        """Add one value (or every element of an array of values)."""
-        value = _array(value)
+        """Add one value (or every element of an array of values).
+
+        >>> m = tl.metrics.Mean()
+        >>> m.update_state([1.0, 2.0, 6.0]); m.count
+        3
+        """
+        value = to_numpy(value)
         self.total += float(np.sum(value))
         self.count += int(np.size(value))
 
     def result(self):
+        """The mean of every value added since the last reset, as a Python float (0.0 before any)."""
         return self.total / self.count if self.count else 0.0
 
 
 class SparseCategoricalAccuracy:
-    """Accuracy accumulated over batches, like ``keras.metrics.SparseCategoricalAccuracy``."""
+    """Accuracy accumulated over batches, like ``keras.metrics.SparseCategoricalAccuracy``.
+
+    >>> acc = tl.metrics.SparseCategoricalAccuracy()
+    >>> acc.update_state([0, 1], [[0.9, 0.1], [0.2, 0.8]])     # both right
+    >>> acc.update_state([1, 1], [[0.6, 0.4], [0.3, 0.7]])     # one right
+    >>> acc.result()
+    0.75
+    """
 
     def __init__(self, name="accuracy"):
         self.name = name
         self.reset_state()
 
     def reset_state(self):
+        """Start counting again from zero (call it at the start of each epoch)."""
         self.correct, self.count = 0, 0
 
     def update_state(self, y_true, y_pred):
-        n = int(np.size(_array(y_true)))
-        self.correct += round(accuracy(y_true, y_pred) * n)
+        """Add one batch: integer labels (batch,) or (batch, 1), and scores (batch, classes)."""
+        hits, n = _hits(y_true, y_pred)
+        self.correct += hits
         self.count += n
 
     def result(self):
+        """The fraction of all rows seen since the last reset that were right, as a Python float."""
         return self.correct / self.count if self.count else 0.0

@@ -21,7 +21,7 @@ import math
 import time
 from pathlib import Path
 
-import numpy as np
+from tapelab.tensor import to_numpy
 
 
 def in_notebook():
@@ -35,10 +35,7 @@ def in_notebook():
 
 
 def _number(value):
-    v = float(np.asarray(value.numpy() if hasattr(value, "numpy") else value))
-    if not math.isfinite(v):
-        return v  # plotted as a gap; the bar shows nan/inf so the learner notices
-    return v
+    return float(to_numpy(value))  # nan/inf stay: plotted as a gap, shown in the bar so the learner notices
 
 
 class LossPlot:

@@ -256,8 +256,8 @@ CASES = [
          ("inside `with tl.GradientTape() as tape:`",)),
     Case("optimizer-non-variable", optimizer_non_variable, TypeError, "SGD.apply_gradients", ("Tensor",),
          ("tl.Variable(...)",)),
-    Case("loss-label-range", label_out_of_range, InvalidArgumentError, "sparse_categorical_crossentropy",
-         ("a label is 10", "[0, 10)", "(2, 10)"), ("one unit per class",)),
+    Case("loss-label-range", label_out_of_range, InvalidArgumentError, "sparse_softmax_cross_entropy_with_logits",
+         ("label value of 10", "[0, 10)"), ("class ids 0..9",)),  # the loss leaves the range check to the op
     Case("loss-logits-rank", logits_wrong_rank, InvalidArgumentError, "sparse_categorical_crossentropy",
          ("(2,)", "(10,)", "no batch axis"), ("tl.reshape(y_pred, (1, -1))",)),
     Case("xent-logits-rank", lambda tmp: tl.nn.sparse_softmax_cross_entropy_with_logits(labels=[1], logits=_y()),

@@ -336,7 +336,7 @@ def test_losses_and_their_gradients_equal_keras(name):
 def test_sparse_categorical_crossentropy_errors_teach():
     loss_fn = tl.losses.SparseCategoricalCrossentropy(from_logits=True)
     logits = np.zeros((3, 10), np.float32)
-    with pytest.raises(InvalidArgumentError, match=r"a label is 10, outside the valid range \[0, 10\)"):
+    with pytest.raises(InvalidArgumentError, match=r"label value of 10 which is outside the valid range of \[0, 10\)"):
         loss_fn([1, 10, 2], logits)
     with pytest.raises(InvalidArgumentError, match="outside the valid range"):
         loss_fn([-1, 0, 2], logits)
