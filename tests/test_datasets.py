@@ -1,5 +1,6 @@
 """Datasets: seed-001 regression data, batching, and the MNIST loader (no internet: file:// and loopback)."""
 
+import errno
 import functools
 import http.server
 import os
@@ -240,6 +241,32 @@ def test_download_without_network_fails_cleanly(tmp_path):
     msg = str(err.value)
     assert "could not download" in msg and "network" in msg and str(dest) in msg and "sample" in msg
     assert not dest.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_download_to_a_full_disk_blames_the_disk_not_the_network(tmp_path, monkeypatch):
+    source = small_npz(tmp_path / "source.npz")
+    dest = tmp_path / "cache" / "mnist.npz"
+    real_fdopen = os.fdopen
+
+    class FullDisk:
+        def __init__(self, f):
+            self.f = f
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+        def write(self, block):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(mnist.os, "fdopen", lambda fd, mode: FullDisk(real_fdopen(fd, mode)))
+    with pytest.raises(mnist.DownloadError) as err:
+        mnist.download(source.as_uri(), dest, sha256=None, quiet=True)
+    msg = str(err.value)
+    assert "No space left on device" in msg and "disk" in msg and "network" not in msg and str(dest) in msg
+    assert list(dest.parent.iterdir()) == []  # the partial file is removed
 
 
 def _cli(*args, env_extra=None):

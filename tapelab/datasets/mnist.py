@@ -152,7 +152,8 @@ def download(url=URL, dest=None, sha256=SHA256, timeout=60, quiet=False):
 
     The bytes go to a temporary file next to ``dest`` and are moved into place only when the
     checksum matches, so an interrupted or wrong download never leaves a bad cache file. Raises
-    :class:`DownloadError` (no network, HTTP error, checksum mismatch). Returns the path.
+    :class:`DownloadError` (no network, HTTP error, a full or read-only disk, checksum mismatch).
+    Returns the path.
     """
     dest = Path(dest).expanduser() if dest is not None else cache_path()
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -165,9 +166,18 @@ def download(url=URL, dest=None, sha256=SHA256, timeout=60, quiet=False):
                     expected = response.headers.get("Content-Length") if hasattr(response, "headers") else None
                     size = 0
                     for block in iter(lambda: response.read(1 << 16), b""):
-                        out.write(block)
+                        try:
+                            out.write(block)
+                        except OSError as e:  # the disk, not the network
+                            raise DownloadError(
+                                f"mnist: could not save the download next to {dest}: {e.strerror or e}. Is the disk "
+                                "full or the folder read-only? Free some space, or choose another folder (dest=, "
+                                "--dest, or TAPELAB_DATA_DIR)."
+                            ) from None
                         h.update(block)
                         size += len(block)
+            except DownloadError:
+                raise
             except urllib.error.HTTPError as e:
                 raise DownloadError(
                     f"mnist: could not download {url}: the server answered HTTP {e.code} {e.reason}. Check the URL "
