@@ -5,14 +5,17 @@ downloaded the full set would get other numbers, so tests (and the notebook kern
 which inherit this environment) never look in the user's cache.
 """
 
+import atexit
 import os
+import shutil
 import tempfile
 
 import numpy as np
 import pytest
 
 os.environ.pop("TAPELAB_MNIST", None)
-os.environ["TAPELAB_DATA_DIR"] = tempfile.mkdtemp(prefix="tapelab-test-data-")
+os.environ["TAPELAB_DATA_DIR"] = _data_dir = tempfile.mkdtemp(prefix="tapelab-test-data-")
+atexit.register(shutil.rmtree, _data_dir, ignore_errors=True)  # gone when pytest exits
 
 
 @pytest.fixture(autouse=True)

@@ -7,17 +7,10 @@ import tracemalloc
 import weakref
 
 import numpy as np
-import pytest
 
 import tapelab as tl
 
 MB = 1 << 20
-
-
-@pytest.fixture(autouse=True)
-def fresh_layer_names():
-    yield
-    tl.layers.clear_session()  # layers made here must not shift the automatic names (dense, dense_1) of later tests
 
 
 def test_one_shot_tape_releases_entries_and_frees_intermediates_when_dropped():

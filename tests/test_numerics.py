@@ -14,7 +14,6 @@ from tapelab import tape as tape_module
 def numerics_off_afterwards():
     yield
     tl.debugging.disable_check_numerics()
-    tl.layers.clear_session()  # layers made here must not shift the automatic names (dense, dense_1) of later tests
 
 
 def test_off_by_default_nan_flows_silently_as_in_tf():

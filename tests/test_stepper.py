@@ -33,7 +33,6 @@ def used_twice():
 
 
 def mlp(persistent=False):
-    tl.keras.backend.clear_session()  # layer names start again at dense, dense_1 (other tests made layers too)
     tl.random.set_seed(0)
     model = tl.keras.Sequential([tl.keras.layers.Dense(4, activation="relu"), tl.keras.layers.Dense(3)])
     X = tl.random.normal((5, 2))

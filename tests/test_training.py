@@ -14,13 +14,6 @@ from tapelab.errors import InvalidArgumentError
 KERAS = json.loads((Path(__file__).parent / "fixtures" / "keras_reference.json").read_text())
 
 
-@pytest.fixture(autouse=True)
-def fresh_names():
-    tl.layers.clear_session()
-    yield
-    tl.layers.clear_session()
-
-
 # --- Module ------------------------------------------------------------------------------------
 class Block(tl.Module):
     def __init__(self, name=None):
@@ -418,7 +411,6 @@ def test_docstring_examples_run(module, monkeypatch, tmp_path):
 
     monkeypatch.delenv("TAPELAB_MNIST", raising=False)
     monkeypatch.setenv("TAPELAB_DATA_DIR", str(tmp_path))
-    tl.layers.clear_session()
     mod = importlib.import_module(f"tapelab.{module}")
     result = doctest.testmod(mod, extraglobs={"tl": tl, "np": np}, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
