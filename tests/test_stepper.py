@@ -11,18 +11,10 @@ import pytest
 import tapelab as tl
 from tapelab.viz import fmt, replay, step_text, step_view
 from tapelab.viz.stepper import CURRENT, GRADIENT, PENDING, Restyler
+from tests.tapes import seed_000
 
 ipywidgets = pytest.importorskip("ipywidgets")
 SVG = "{http://www.w3.org/2000/svg}"
-
-
-def seed_000(persistent=False):
-    x = tl.Variable(tl.ones((2, 2)), name="x")
-    y = tl.Variable([[2, 2], [2, 2]], dtype=tl.float32, name="y")
-    with tl.GradientTape(persistent=persistent) as tape:
-        z = tl.matmul(x, y)
-        loss = tl.reduce_mean(z)
-    return tape, loss, x, y
 
 
 def used_twice():
@@ -74,7 +66,7 @@ def edge_parts(svg, a, b):
 # --- the pure views -------------------------------------------------------------------------------------
 
 def test_seed_000_steps_back_through_reduce_mean_then_matmul():
-    tape, loss, x, y = seed_000()
+    tape, x, y, _, loss = seed_000()
     rep = replay(tape, loss, [x, y])
     assert rep.count() == 2 and [rep.trace.ops[s.index].name for s in rep.steps] == ["reduce_mean", "matmul"]
 
@@ -146,7 +138,7 @@ def test_final_table_equals_gradient_on_an_mlp_with_collapsed_layers():
 
 
 def test_forward_mode_replays_the_tape_in_order():
-    tape, loss, x, y = seed_000()
+    tape, x, y, _, loss = seed_000()
     rep = replay(tape, loss, [x, y])
     start = step_view(rep, 0, "forward")
     assert start.dimmed == {"op_0", "op_1", "t_a", "t_b"}
@@ -184,18 +176,18 @@ def test_unconnected_source_and_empty_walk():
 # --- errors --------------------------------------------------------------------------------------------
 
 def test_a_used_one_shot_tape_teaches_persistent():
-    tape, loss, x, y = seed_000()
+    tape, x, y, _, loss = seed_000()
     tape.gradient(loss, [x, y])
     with pytest.raises(RuntimeError, match=r"(?s)already used by gradient\(\).*persistent=True"):
         tl.viz.BackwardStepper(tape, loss, [x, y])
-    tape, loss, x, y = seed_000()
+    tape, x, y, _, loss = seed_000()
     tl.viz.BackwardStepper(tape, loss, [x, y])
     with pytest.raises(RuntimeError, match="persistent=True"):  # the stepper used the tape up, as gradient() does
         tape.gradient(loss, [x, y])
 
 
 def test_a_persistent_tape_can_be_stepped_and_differentiated():
-    tape, loss, x, y = seed_000(persistent=True)
+    tape, x, y, _, loss = seed_000(persistent=True)
     stepper = tl.viz.BackwardStepper(tape, loss, [x, y])
     stepper.slider.value = 2
     dx, dy = tape.gradient(loss, [x, y])
@@ -204,7 +196,7 @@ def test_a_persistent_tape_can_be_stepped_and_differentiated():
 
 
 def test_bad_positions_and_modes_are_explained():
-    tape, loss, x, y = seed_000()
+    tape, x, y, _, loss = seed_000()
     rep = replay(tape, loss, [x, y])
     with pytest.raises(ValueError, match=r"outside 0\.\.2 .*0 is the start"):
         step_view(rep, 3)
@@ -217,7 +209,7 @@ def test_bad_positions_and_modes_are_explained():
 # --- the widget, driven through its controls -------------------------------------------------------------
 
 def test_buttons_and_slider_move_the_view_and_redraw():
-    tape, loss, x, y = seed_000()
+    tape, x, y, _, loss = seed_000()
     s = tl.viz.BackwardStepper(tape, loss, [x, y])
     assert s.position == 0 and s.prev_button.disabled and not s.next_button.disabled
     assert 'data-position="0"' in s.panel.value and "Start: the backward pass" in s.panel.value
@@ -254,7 +246,7 @@ def test_buttons_and_slider_move_the_view_and_redraw():
 
 
 def test_play_drives_the_slider_and_mode_switches_to_forward():
-    tape, loss, x, y = seed_000()
+    tape, x, y, _, loss = seed_000()
     s = tl.viz.BackwardStepper(tape, loss, [x, y])
     s.play.value = 2  # what the Play widget does in the browser, one tick at a time
     assert s.slider.value == 2 and s.view.op_index == 0
@@ -291,7 +283,7 @@ def test_mlp_stepper_highlights_the_collapsed_layer_box():
 
 
 def test_without_a_kernel_the_output_still_shows_the_picture_and_the_chain_rule():
-    tape, loss, x, y = seed_000()
+    tape, x, y, _, loss = seed_000()
     s = tl.viz.BackwardStepper(tape, loss, [x, y])
     bundle = s._repr_mimebundle_()
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == s.widget.model_id
@@ -303,7 +295,7 @@ def test_without_a_kernel_the_output_still_shows_the_picture_and_the_chain_rule(
 
 
 def test_restyler_keeps_one_layout():
-    tape, loss, x, y = seed_000()
+    tape, x, y, _, loss = seed_000()
     rep = replay(tape, loss, [x, y])
     r = Restyler.of(rep)
     a, b = r.svg(step_view(rep, 0)), r.svg(step_view(rep, 2))
@@ -326,7 +318,7 @@ def test_import_tapelab_leaves_elementtree_namespaces_alone():
 
 
 def test_restyled_svg_keeps_graphviz_namespace_prefixes():
-    tape, loss, x, y = seed_000()
+    tape, x, y, _, loss = seed_000()
     rep = replay(tape, loss, [x, y])
     svg = Restyler.of(rep).svg(step_view(rep, 1))
     assert svg.startswith('<svg xmlns="http://www.w3.org/2000/svg"') and "ns0:" not in svg

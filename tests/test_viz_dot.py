@@ -5,11 +5,11 @@ import subprocess
 import sys
 import warnings
 
-import numpy as np
 import pytest
 
 import tapelab as tl
 from tapelab.viz import to_dot
+from tests.tapes import mlp_tape, seed_000
 
 NODE = re.compile(r'^\s*"([^"]+)" \[(.*)\];$')
 EDGE = re.compile(r'^\s*"([^"]+)" -> "([^"]+)"(?: \[(.*)\])?;$')
@@ -33,36 +33,8 @@ def parse(dot):
     return nodes, edges, clusters
 
 
-def seed_000():
-    x = tl.Variable(tl.ones((2, 2)), name="x")
-    y = tl.Variable([[2, 2], [2, 2]], dtype=tl.float32, name="y")
-    with tl.GradientTape(persistent=True) as tape:
-        z = tl.matmul(x, y)
-        loss = tl.reduce_mean(z)
-    return tape, x, y, z, loss
-
-
-def mlp_tape(steps=1, batch=4):
-    """A 2-layer MLP step recorded under name scopes dense/ and dense_1/ (like Keras layers)."""
-    rng = np.random.default_rng(0)
-    w1 = tl.Variable(rng.normal(size=(6, 5)).astype("float32"), name="kernel")
-    b1 = tl.Variable(np.zeros(5, "float32"), name="bias")
-    w2 = tl.Variable(rng.normal(size=(5, 3)).astype("float32"), name="kernel")
-    b2 = tl.Variable(np.zeros(3, "float32"), name="bias")
-    x = tl.constant(rng.normal(size=(batch, 6)).astype("float32"))
-    labels = tl.constant(np.arange(batch) % 3)
-    with tl.GradientTape(persistent=True) as tape:
-        for _ in range(steps):
-            with tl.name_scope("dense"):
-                h = tl.nn.relu(tl.matmul(x, w1) + b1)
-            with tl.name_scope("dense_1"):
-                logits = tl.matmul(h, w2) + b2
-            loss = tl.reduce_mean(tl.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
-    return tape, loss, [w1, b1, w2, b2]
-
-
 def test_seed_000_nodes_edges_and_labels():
-    tape, x, y, z, loss = seed_000()
+    tape, x, y, z, loss = seed_000(persistent=True)
     nodes, edges, clusters = parse(to_dot(tape))
     assert set(nodes) == {"t_x", "t_y", "t_a", "t_b", "op_0", "op_1"}
     assert set(edges) == {("t_x", "op_0"), ("t_y", "op_0"), ("op_0", "t_a"), ("t_a", "op_1"), ("op_1", "t_b")}
@@ -76,7 +48,7 @@ def test_seed_000_nodes_edges_and_labels():
 
 
 def test_gradients_show_after_gradient_and_the_target_is_marked():
-    tape, x, y, z, loss = seed_000()
+    tape, x, y, z, loss = seed_000(persistent=True)
     tape.gradient(loss, [x, y])
     nodes, _, _ = parse(to_dot(tape))
     assert nodes["t_x"]["label"] == "x (Variable, source)\n(2, 2) float32\n[[1, 1], [1, 1]]\ngrad [[1, 1], [1, 1]]"
@@ -97,7 +69,7 @@ def test_non_persistent_tape_is_drawn_from_its_backward_record():
 
 
 def test_detail_levels():
-    tape, x, y, z, loss = seed_000()
+    tape, x, y, z, loss = seed_000(persistent=True)
     tape.gradient(loss, x)
     names, _, _ = parse(to_dot(tape, detail="names"))
     shapes, edges, _ = parse(to_dot(tape, detail="shapes"))
@@ -241,7 +213,7 @@ def test_node_cap_keeps_the_ops_nearest_the_target_and_summarises_the_rest():
 
 
 def test_highlight_nodes_and_edges_and_per_edge_colours_and_labels():
-    tape, x, y, z, loss = seed_000()
+    tape, x, y, z, loss = seed_000(persistent=True)
     dot = to_dot(tape, highlight=[x, 1, (x, 0), ("a", 1)],
                  edge_colors=[((y, 0), "#2563eb")], edge_labels={(0, "a"): "g = 0.25"})
     nodes, edges, _ = parse(dot)

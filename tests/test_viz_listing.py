@@ -7,16 +7,7 @@ import pytest
 import tapelab as tl
 from tapelab.viz import format_tape, listing
 from tapelab.viz.trace import letters, trace
-
-
-def seed_000(persistent=False):
-    x = tl.Variable(tl.ones((2, 2)), name="x")
-    y = tl.Variable([[2, 2], [2, 2]], dtype=tl.float32, name="y")
-    with tl.GradientTape(persistent=persistent) as tape:
-        z = tl.matmul(x, y)
-        loss = tl.reduce_mean(z)
-    return tape, x, y, z, loss
-
+from tests.tapes import seed_000
 
 SEED_000_BEFORE = """\
 GradientTape: 2 ops

@@ -10,7 +10,7 @@ import pytest
 
 import tapelab as tl
 from tapelab.viz import GraphvizNotFound, draw, find_dot, render
-from tests.test_viz_dot import mlp_tape, seed_000
+from tests.tapes import mlp_tape, seed_000
 
 SVG = "{http://www.w3.org/2000/svg}"
 VENV_BIN = os.path.dirname(sys.executable)
@@ -32,7 +32,7 @@ def svg_nodes(svg):
 
 
 def gradient_seed_000():
-    tape, x, y, z, loss = seed_000()
+    tape, x, y, z, loss = seed_000(persistent=True)
     tape.gradient(loss, [x, y])
     return tape
 
