@@ -248,3 +248,18 @@ def test_to_dot_does_not_import_graphviz():
             "print('graphviz' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_a_traced_graph_with_nodes_that_have_no_gradient_rule_lists_and_draws():
+    w = tl.Variable(5.0, name="w")
+
+    def step(x):
+        w.assign_sub(x * 0.5)
+        return tl.argmax(tl.stack([x, 2.0 * x]))
+
+    graph = tl.function(step).get_concrete_function(tl.constant(1.0))
+    assert "e = assign_sub(w, d)" in str(graph) and "argmax(" in str(graph)
+    nodes, edges, _ = parse(to_dot(graph))
+    op = next(k for k, n in nodes.items() if n["label"] == "assign_sub")
+    assert nodes[op]["tooltip"] == "assign_sub"  # no formulas to show
+    assert [edges[(a, b)]["label"] for a, b in edges if b == op] == ["#0", "#1"]  # arguments by position

@@ -160,7 +160,8 @@ def trace(tape, target=None, sources=None):
                                           producer=k, scope=e.scope)
             order.append((out, k))
             tensors_by_key[id(out)] = out
-        formulas = tuple(e.op.formulas[i] for i in range(len(e.inputs)))  # one string per input
+        rule = e.op.formulas  # one string per input; none for a traced Graph's assign, argmax, ... nodes
+        formulas = tuple(rule[i] if rule else None for i in range(len(e.inputs)))
         ops.append(OpInfo(k, e.op.name, [id(t) for t in e.inputs], id(out), dict(e.params), e.scope, formulas))
 
     _name_tensors(tensors, order)
