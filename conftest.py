@@ -19,8 +19,11 @@ atexit.register(shutil.rmtree, _data_dir, ignore_errors=True)  # gone when pytes
 
 
 @pytest.fixture(autouse=True)
-def _doctest_names(doctest_namespace):
-    """Docstring examples (run by --doctest-modules) write `tl` and `np`, as the docs do."""
+def _doctest_names(request, doctest_namespace, monkeypatch):
+    """Docstring examples (run by --doctest-modules) write `tl` and `np`, as the docs do, and run in a
+    temporary directory so an example that saves a file leaves nothing behind."""
     import tapelab
 
     doctest_namespace.update(tl=tapelab, np=np)
+    if type(request.node).__name__ == "DoctestItem":
+        monkeypatch.chdir(request.getfixturevalue("tmp_path"))

@@ -120,12 +120,13 @@ class Graph:
         self._restore.setdefault(id(variable), (variable, old))  # tracing only rehearses: undone afterwards
         new = SymbolicTensor(variable._value)  # stands for the updated value (called after the update)
         self._symbolic.add(id(new))
-        self.entries.append(Entry(_ASSIGN[how], (variable, value), (variable._value, value._value), new, {},
-                                  _state.scope))
+        self.entries.append(Entry(_ASSIGN[how], (variable, value), (old, value._value), new, {}, _state.scope))
 
     @property
     def watched(self):
         return tuple(self.placeholders)
+
+    stopped = ()  # (a graph has no stop_recording)
 
     def tracks(self, tensor):
         return id(tensor) in self._symbolic

@@ -116,7 +116,7 @@ def trace(tape, target=None, sources=None):
         tracked, stopped = bw.tracked, bw.stopped
     else:
         tracked = {id(t) for t in tape.watched} | {id(e.output) for e in entries if tape.tracks(e.output)}
-        stopped = {id(t) for t in getattr(tape, "stopped", ())}  # a tl.function Graph has none
+        stopped = {id(t) for t in tape.stopped}
     watched_ids = {id(t) for t in tape.watched} if tape.watched else set()
 
     produced = {}  # id(output) -> op index
