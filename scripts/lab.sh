@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
 # Start JupyterLab on the lessons, installing everything first if needed.
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
-exec jupyter lab --notebook-dir=notebooks "$@"
+root_flag=(); [ "$(id -u)" = 0 ] && root_flag=(--allow-root)  # e.g. in a container
+exec jupyter lab --notebook-dir=notebooks "${root_flag[@]}" "$@"
