@@ -46,6 +46,7 @@ uint8 = DType("uint8")
 bool = DType("bool")  # noqa: A001  (TF's name, shadowing the builtin inside this module only)
 
 _BY_NUMPY = {d.as_numpy_dtype: d for d in (float16, float32, float64, int8, int16, int32, int64, uint8, bool)}
+SUPPORTED = frozenset(_BY_NUMPY)  # the numpy dtypes a tensor may have
 
 
 def as_dtype(value):

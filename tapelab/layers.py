@@ -167,7 +167,7 @@ class Dense(Layer):
 
     def call(self, inputs):
         inputs = _as_layer_dtype(self, inputs)
-        if inputs.shape[-1] != self.kernel.shape[0]:
+        if inputs._value.shape[-1] != self.kernel._value.shape[0]:
             raise InvalidArgumentError(
                 f"{self.name}: this layer was built for inputs with {self.kernel.shape[0]} features (kernel shape "
                 f"{tuple(self.kernel.shape)}) but got inputs of shape {tuple(inputs.shape)}. A layer's input size "
@@ -185,7 +185,7 @@ class Dense(Layer):
 
 def _as_layer_dtype(layer, x):
     """Float inputs are cast to the layer's dtype (Keras's autocast); integer pixels need scaling first."""
-    if x.dtype == layer.dtype:
+    if x._value.dtype == layer.dtype.as_numpy_dtype:
         return x
     if x.dtype.is_floating:
         return ops.cast(x, layer.dtype)

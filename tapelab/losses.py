@@ -21,7 +21,7 @@ _REDUCTIONS = ("sum_over_batch_size", "sum", "none", None)
 
 def _as_pred(y_pred, who):
     y_pred = convert_to_tensor(y_pred)
-    if not y_pred.dtype.is_floating:
+    if y_pred._value.dtype.kind != "f":
         raise TypeError(
             f"{who}: y_pred must be a float tensor (the model's output), got {y_pred.dtype.name}. "
             "Did you swap the arguments? The order is loss(y_true, y_pred)."
@@ -88,7 +88,7 @@ def _labels(y_true, y_pred, who):
     raw = to_numpy(y_true)
     if y_pred.ndim < 1:
         raise InvalidArgumentError(f"{who}: y_pred must have a class axis (shape (batch, classes)), got a scalar")
-    batch_shape = tuple(y_pred.shape[:-1])
+    batch_shape = y_pred._value.shape[:-1]
     if raw.ndim == y_pred.ndim and raw.shape[-1:] == (1,):
         raw = raw.reshape(raw.shape[:-1])  # (batch, 1) -> (batch,)
     if raw.shape != batch_shape:

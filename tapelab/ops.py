@@ -255,7 +255,7 @@ def _reduction(name, doc):
 
     def fn(input_tensor, axis=None, keepdims=False, name=None):
         x = convert_to_tensor(input_tensor)
-        if x.dtype.is_bool and op.name != "reduce_max":
+        if x._value.dtype.kind == "b" and op.name != "reduce_max":
             raise InvalidArgumentError(
                 f"{op.name}: got a bool tensor; TF does not add up booleans. Count them as numbers: "
                 f"{op.name}(tl.cast(x, tl.int32)) (or tl.float32 for a fraction)."
@@ -392,20 +392,22 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
     logits = convert_to_tensor(logits)
     labels = convert_to_tensor(labels)
     name = "sparse_softmax_cross_entropy_with_logits"
-    if not labels.dtype.is_integer:
+    if labels._value.dtype.kind not in "iu":
         raise InvalidArgumentError(
             f"{name}: labels must be integer class ids, got {labels.dtype.name}. Use tl.cast(labels, tl.int32); "
             "for one-hot or probability labels use softmax_cross_entropy_with_logits."
         )
-    if logits.ndim < 1 or tuple(labels.shape) != tuple(logits.shape[:-1]):
+    if logits.ndim < 1 or labels._value.shape != logits._value.shape[:-1]:
         raise InvalidArgumentError(
             f"{name}: logits should have shape labels.shape + (classes,), got labels {tuple(labels.shape)} and "
             f"logits {tuple(logits.shape)}. Typically labels is (batch,) and logits (batch, classes)."
         )
-    classes = logits.shape[-1]
+    classes = logits._value.shape[-1]
     if classes == 0 and labels._value.size:
         raise InvalidArgumentError(f"{name}: logits of shape {tuple(logits.shape)} have 0 classes (last axis).")
-    if labels._value.size and (labels._value.min() < 0 or labels._value.max() >= classes):
+    # seen as unsigned, a negative label is huge: one max() finds labels below 0 and at or above `classes`
+    as_unsigned = labels._value.view(labels._value.dtype.str.replace("i", "u"))
+    if labels._value.size and np.maximum.reduce(as_unsigned, axis=None) >= classes:
         bad = labels._value[(labels._value < 0) | (labels._value >= classes)].flat[0]
         raise InvalidArgumentError(
             f"{name}: received a label value of {bad} which is outside the valid range of [0, {classes}). "

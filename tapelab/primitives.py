@@ -70,6 +70,8 @@ def unbroadcast(B, g, shape):
         return g
     lead = len(g.shape) - len(shape)
     stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
+    if not stretched:  # only leading axes were added (a bias over a batch): one sum, no reshape
+        return B.reduce_sum(g, axis=tuple(range(lead)), keepdims=False)
     return B.reshape(B.reduce_sum(g, axis=tuple(range(lead)) + stretched, keepdims=True), shape=tuple(shape))
 
 
@@ -81,7 +83,9 @@ def _kept_shape(shape, axis):
 
 def _to_full(B, g, x_shape, axis):
     # undo a reduction: put the reduced axes back (size 1), then broadcast to the input's shape
-    return B.broadcast_to(B.reshape(g, shape=_kept_shape(x_shape, axis)), shape=tuple(x_shape))
+    if axis is not None and len(g.shape) != len(x_shape):  # (a reduction over every axis broadcasts as it is)
+        g = B.reshape(g, shape=_kept_shape(x_shape, axis))
+    return B.broadcast_to(g, shape=tuple(x_shape))
 
 
 def _mask(B, cond, like):
@@ -89,7 +93,8 @@ def _mask(B, cond, like):
 
 
 def _swap_last(B, x):
-    perm = tuple(range(len(x.shape) - 2)) + (len(x.shape) - 1, len(x.shape) - 2)
+    rank = len(x.shape)
+    perm = (1, 0) if rank == 2 else tuple(range(rank - 2)) + (rank - 1, rank - 2)
     return B.transpose(x, perm=perm)
 
 
@@ -111,14 +116,14 @@ def _sigmoid(x):
 
 
 def _logsumexp(x, axis):
-    m = np.max(x, axis=axis, keepdims=True, **_lowest(x))
+    m = _max(x, axis)
     if not x.size:
         return m  # an empty sum's log: -inf
     return m + np.log(np.add.reduce(np.exp(x - m), axis=axis, keepdims=True))
 
 
 def _softmax(x, axis=-1):
-    e = np.exp(x - np.max(x, axis=axis, keepdims=True, **_lowest(x)))
+    e = np.exp(x - _max(x, axis))
     return e / np.add.reduce(e, axis=axis, keepdims=True)
 
 
@@ -134,12 +139,35 @@ def _one_hot(indices, depth, on_value=1, off_value=0, dtype="float32"):
     return hot.astype(np_dtype)
 
 
+def _max(x, axis, keepdims=True):
+    # np.maximum.reduce is np.max without its Python wrapper; the max of nothing is the lowest value
+    return np.maximum.reduce(x, axis=axis, keepdims=keepdims, **_lowest(x))
+
+
+def _label_key(labels):
+    # the index of logits[..., label] for every row: (row indices..., labels)
+    labels = np.asarray(labels)
+    if labels.ndim == 1:  # the usual (batch,) labels
+        return np.arange(len(labels)), labels
+    return np.indices(labels.shape, sparse=True) + (labels,)
+
+
 def _sparse_xent(labels, logits):
-    # -log softmax(logits)[label] = logsumexp(logits) - logits[label]
-    shifted = logits - np.max(logits, axis=-1, keepdims=True)
-    rows = shifted.reshape(-1, shifted.shape[-1])
-    picked = rows[np.arange(len(rows)), labels.reshape(-1)].reshape(labels.shape)
-    return np.log(np.add.reduce(np.exp(shifted), axis=-1)) - picked
+    # -log softmax(logits)[label] = logsumexp(logits) - logits[label], with the max taken out first
+    shifted = logits - _max(logits, -1)
+    return np.log(np.add.reduce(np.exp(shifted), axis=-1)) - shifted[_label_key(labels)]
+
+
+def _sparse_xent_vjp(B, g, out, labels, logits):
+    # dlogits = g * (softmax(logits) - one_hot(labels)). The loss already holds the log-sum-exp
+    # (loss = logsumexp - logits[label]), so softmax = exp(logits - logsumexp) = exp(logits - logits[label]
+    # - loss) needs no second max and sum. The exponent is never positive, so nothing overflows, and
+    # subtracting logits[label] first keeps full precision even for logits in the thousands.
+    column = tuple(labels.shape) + (1,)
+    picked = B.reshape(B.getitem(logits, key=_label_key(labels)), shape=column)
+    softmax = B.exp(logits - picked - B.reshape(out, shape=column))
+    hot = B.one_hot(labels, depth=logits.shape[-1], dtype=logits.dtype)
+    return B.reshape(g, shape=column) * (softmax - hot)
 
 
 def _n_reduced(shape, axis):
@@ -243,9 +271,9 @@ defop("matmul", np.matmul,
       (lambda B, g, out, x, y: unbroadcast(B, g @ _swap_last(B, y), x.shape),
        lambda B, g, out, x, y: unbroadcast(B, _swap_last(B, x) @ g, y.shape)),
       ("dx = g @ y.T", "dy = x.T @ g"), same_dtype=True)
-defop("transpose", lambda x, perm: np.transpose(x, perm),
+defop("transpose", lambda x, perm: x.transpose(perm),
       (lambda B, g, out, x, perm: B.transpose(g, perm=tuple(np.argsort(perm))),), ("dx = transpose(g, inverse perm)",))
-defop("reshape", lambda x, shape: np.reshape(x, shape),
+defop("reshape", lambda x, shape: x.reshape(shape),
       (lambda B, g, out, x, shape: B.reshape(g, shape=tuple(x.shape)),), ("dx = reshape(g, x.shape)",))
 defop("broadcast_to", lambda x, shape: np.broadcast_to(x, shape),
       (lambda B, g, out, x, shape: unbroadcast(B, g, x.shape),), ("dx = sum of g over the broadcast axes",))
@@ -261,7 +289,7 @@ defop("reduce_sum", lambda x, axis=None, keepdims=False: np.add.reduce(x, axis=a
 defop("reduce_mean", _reduce_mean,
       (lambda B, g, out, x, axis, keepdims: _to_full(B, g / _n_reduced(x.shape, axis), x.shape, axis),),
       ("dx = broadcast(g) / n",))
-defop("reduce_max", lambda x, axis=None, keepdims=False: np.max(x, axis=axis, keepdims=keepdims, **_lowest(x)),
+defop("reduce_max", lambda x, axis=None, keepdims=False: _max(x, axis, keepdims),
       (lambda B, g, out, x, axis, keepdims: _max_vjp(B, g, out, x, axis),),
       ("dx = g shared among the maxima",))
 
@@ -281,8 +309,7 @@ defop("log_softmax", _log_softmax,
       (lambda B, g, out, x, axis: g - B.exp(out) * B.reduce_sum(g, axis=(axis,), keepdims=True),),
       ("dx = g - softmax(x) * sum(g)",), float_only=True)
 defop("sparse_softmax_cross_entropy_with_logits", _sparse_xent,
-      (None, lambda B, g, out, labels, logits: B.reshape(g, shape=tuple(g.shape) + (1,))
-       * (B.softmax(logits, axis=-1) - B.one_hot(labels, depth=logits.shape[-1], dtype=logits.dtype))),
+      (None, _sparse_xent_vjp),
       (None, "dlogits = g * (softmax(logits) - one_hot(labels))"))
 
 # not differentiable: no VJP, never recorded; their outputs carry no gradient

@@ -288,8 +288,8 @@ class GradientTape:
         """Check, seed, walk the entries backwards, keep a record for display, release a one-shot tape."""
         self._check_usable(what)
         flat_sources = self._flat_sources(sources, what)
-        targets = nest.flatten(target)
-        seeds = self._seeds(target, output_gradients)
+        targets = [_as_target(t, what) for t in nest.flatten(target)]
+        seeds = self._seeds(target, targets, output_gradients)
         self._warn_unseen(targets, flat_sources, what)
         grads = self._backprop(seeds, flat_sources, on_step)
         self._keep_backward(targets, flat_sources, grads)
@@ -299,8 +299,8 @@ class GradientTape:
     def _keep_backward(self, targets, sources, grads):
         if grads and isinstance(next(iter(grads.values())), Tensor):  # a recorded (higher-order) backward pass
             grads = {k: to_numpy(v) for k, v in grads.items()}
-        self.last_backward = Backward(list(self.entries), targets, sources, grads,
-                                      set(self._tracked), set(self._stopped))
+        entries = self.entries if not self.persistent else list(self.entries)  # a one-shot tape lets go of its list
+        self.last_backward = Backward(entries, targets, sources, grads, set(self._tracked), set(self._stopped))
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):
@@ -378,9 +378,8 @@ class GradientTape:
                     stacklevel=_outside_this_file(),
                 )
 
-    def _seeds(self, target, output_gradients):
+    def _seeds(self, target, targets, output_gradients):
         """The starting gradients: ones (so non-scalar targets are summed) or ``output_gradients``."""
-        targets = [_as_target(t, "gradient") for t in nest.flatten(target)]
         try:
             given = [None] * len(targets) if output_gradients is None else nest.flatten_up_to(target, output_gradients)
         except (ValueError, TypeError, KeyError):
@@ -390,8 +389,9 @@ class GradientTape:
             ) from None
         seeds = {}
         for t, g in zip(targets, given):
-            g = np.ones_like(t._value) if g is None else np.asarray(g, dtype=t._value.dtype)
-            if g.shape != t._value.shape:
+            value = t._value
+            g = np.ones(value.shape, value.dtype) if g is None else np.asarray(g, dtype=value.dtype)
+            if g.shape != value.shape:
                 raise ValueError(
                     f"gradient(): output_gradients has shape {g.shape} but its target has shape "
                     f"{tuple(t.shape)}; they must match."
@@ -399,7 +399,8 @@ class GradientTape:
             if id(t) in seeds:  # the same target twice: its seeds add up
                 g = seeds[id(t)][1] + g
             seeds[id(t)] = (t, g)
-        if any(self._forgotten.get(id(t)) is t and id(t) not in self._tracked for t, _ in seeds.values()):
+        forgotten = self._forgotten
+        if forgotten and any(forgotten.get(i) is t and i not in self._tracked for i, (t, _) in seeds.items()):
             raise RuntimeError(
                 "gradient(): this tape was reset() after the target was computed, so the ops that produced it "
                 "are gone. Compute the target again after reset(), inside the tape."
@@ -471,6 +472,17 @@ class GradientTape:
         return grads
 
     def _result(self, source, grads, unconnected):
+        g = grads.get(id(source))
+        if g is None or source._value.dtype.kind != "f":
+            return self._missing(source, unconnected)
+        if type(g) is np.ndarray and g.flags.writeable:
+            return Tensor(g)
+        if isinstance(g, Tensor):
+            return g
+        return Tensor(np.array(g))  # a numpy scalar, or a broadcast view, becomes a real array
+
+    def _missing(self, source, unconnected):
+        """The result for a source the gradient never reached: None (with a warning if it is an integer) or zeros."""
         if source._value.dtype.kind != "f":
             warnings.warn(
                 f"gradient(): a source has dtype {source.dtype.name}; only float tensors have gradients, so its "
@@ -479,15 +491,9 @@ class GradientTape:
                 stacklevel=_outside_this_file(),
             )
             return None
-        g = grads.get(id(source))
-        if g is None:
-            if unconnected is UnconnectedGradients.ZERO:
-                return Tensor(np.zeros_like(source._value))
-            return None
-        if isinstance(g, Tensor):
-            return g
-        g = np.asarray(g)
-        return Tensor(g if g.flags.writeable else g.copy())  # a broadcast view becomes a real array
+        if unconnected is UnconnectedGradients.ZERO:
+            return Tensor(np.zeros_like(source._value))
+        return None
 
     def _release(self):
         if not self.persistent:  # what the last backward pass saw stays in last_backward, for display
@@ -533,8 +539,10 @@ def _as_target(t, what):
 
 
 def _unconnected(value):
+    if isinstance(value, UnconnectedGradients):
+        return value
     try:
-        return UnconnectedGradients(value.value if isinstance(value, UnconnectedGradients) else str(value).lower())
+        return UnconnectedGradients(str(value).lower())
     except ValueError:
         raise ValueError(
             f"unconnected_gradients={value!r} is not understood. Use tl.UnconnectedGradients.NONE (the "

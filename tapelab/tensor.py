@@ -315,6 +315,9 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     >>> tl.convert_to_tensor([1, 2]).dtype
     tapelab.int32
     """
+    if type(value) is np.ndarray and value.dtype in dtypes.SUPPORTED and (
+            dtype is None or dtypes.as_dtype(dtype).as_numpy_dtype == value.dtype):
+        return Tensor(value)  # the common case, kept fast: an array of a supported dtype needs no conversion
     if isinstance(value, Tensor):
         if dtype is not None and dtypes.as_dtype(dtype) != value.dtype:
             raise ValueError(
