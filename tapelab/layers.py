@@ -20,6 +20,8 @@ from tapelab import dtypes, ops
 from tapelab import random as _random
 from tapelab.errors import InvalidArgumentError
 from tapelab.module import Module, _snake_case
+from tapelab.primitives import OPS
+from tapelab.tape import run
 from tapelab.tensor import Tensor, Variable, convert_to_tensor
 
 _name_counts = collections.Counter()
@@ -156,31 +158,39 @@ class Dense(Layer):
         self.bias = None
 
     def build(self, input_shape):
-        if len(input_shape) < 2:
-            raise ValueError(
-                f"{self.name}: Dense expects inputs of shape (batch, features), got shape {input_shape}. "
-                "For a single example use tl.reshape(x, (1, -1)); for images put tl.layers.Flatten() first."
-            )
+        _check_batched(self, input_shape)
         self.kernel = self.add_weight("kernel", (input_shape[-1], self.units), glorot_uniform)
         if self.use_bias:
             self.bias = self.add_weight("bias", (self.units,), lambda shape, dtype: np.zeros(shape, dtype.name))
 
     def call(self, inputs):
         inputs = _as_layer_dtype(self, inputs)
-        if inputs._value.shape[-1] != self.kernel._value.shape[0]:
+        shape = inputs._value.shape
+        if len(shape) < 2:
+            _check_batched(self, shape)
+        if shape[-1] != self.kernel._value.shape[0]:
             raise InvalidArgumentError(
                 f"{self.name}: this layer was built for inputs with {self.kernel.shape[0]} features (kernel shape "
                 f"{tuple(self.kernel.shape)}) but got inputs of shape {tuple(inputs.shape)}. A layer's input size "
                 "is fixed by its first call; make a new layer for a different input size."
             )
-        y = ops.matmul(inputs, self.kernel)  # (batch, in) @ (in, units) -> (batch, units)
+        # shapes and dtypes are checked above, so the primitives run directly (no second check in tl.matmul)
+        y = run(OPS["matmul"], (inputs, self.kernel))  # (batch, in) @ (in, units) -> (batch, units)
         if self.use_bias:
-            y = ops.add(y, self.bias)  # the bias broadcasts over the batch
+            y = run(OPS["add"], (y, self.bias))  # the bias broadcasts over the batch
         return self.activation(y)
 
     def __repr__(self):
         size = "?" if self.kernel is None else self.kernel.shape[0]
         return f"<tapelab.layers.Dense '{self.name}' {size} -> {self.units}>"
+
+
+def _check_batched(layer, shape):
+    if len(shape) < 2:
+        raise ValueError(
+            f"{layer.name}: Dense expects inputs of shape (batch, features), got shape {tuple(shape)}. "
+            "For a single example use tl.reshape(x, (1, -1)); for images put tl.layers.Flatten() first."
+        )
 
 
 def _as_layer_dtype(layer, x):

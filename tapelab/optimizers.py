@@ -106,7 +106,7 @@ class Optimizer:
         raise NotImplementedError
 
     def _cast(self, x, var):
-        return np.asarray(x, dtype=var._value.dtype)  # a hyper-parameter in the variable's dtype (Keras: ops.cast)
+        return var._value.dtype.type(x)  # a hyper-parameter in the variable's dtype (Keras: ops.cast)
 
     def minimize(self, loss, var_list, tape):
         """``apply_gradients(zip(tape.gradient(loss, var_list), var_list))``."""

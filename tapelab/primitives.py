@@ -81,11 +81,12 @@ def _kept_shape(shape, axis):
     return tuple(1 if i in axes else n for i, n in enumerate(shape))
 
 
-def _to_full(B, g, x_shape, axis):
+def _to_full(B, g, x, axis):
     # undo a reduction: put the reduced axes back (size 1), then broadcast to the input's shape
-    if axis is not None and len(g.shape) != len(x_shape):  # (a reduction over every axis broadcasts as it is)
-        g = B.reshape(g, shape=_kept_shape(x_shape, axis))
-    return B.broadcast_to(g, shape=tuple(x_shape))
+    # (adding zeros of that shape broadcasts; it costs less than broadcast_to's view)
+    if axis is not None and len(g.shape) != len(x.shape):  # (a reduction over every axis broadcasts as it is)
+        g = B.reshape(g, shape=_kept_shape(x.shape, axis))
+    return g + B.zeros_like(x)
 
 
 def _mask(B, cond, like):
@@ -172,7 +173,7 @@ def _sparse_xent_vjp(B, g, out, labels, logits):
 
 def _n_reduced(shape, axis):
     # how many elements each output of a reduction over `axis` summarises
-    return max(math.prod(shape[a] for a in (range(len(shape)) if axis is None else axis)), 1)
+    return max(math.prod(shape) if axis is None else math.prod([shape[a] for a in axis]), 1)
 
 
 def _reduce_mean(x, axis=None, keepdims=False):
@@ -285,9 +286,9 @@ defop("scatter", _scatter, (lambda B, g, out, x, key, shape: B.getitem(g, key=ke
 
 # reductions
 defop("reduce_sum", lambda x, axis=None, keepdims=False: np.add.reduce(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
-      (lambda B, g, out, x, axis, keepdims: _to_full(B, g, x.shape, axis),), ("dx = broadcast(g)",))
+      (lambda B, g, out, x, axis, keepdims: _to_full(B, g, x, axis),), ("dx = broadcast(g)",))
 defop("reduce_mean", _reduce_mean,
-      (lambda B, g, out, x, axis, keepdims: _to_full(B, g / _n_reduced(x.shape, axis), x.shape, axis),),
+      (lambda B, g, out, x, axis, keepdims: _to_full(B, g / _n_reduced(x.shape, axis), x, axis),),
       ("dx = broadcast(g) / n",))
 defop("reduce_max", lambda x, axis=None, keepdims=False: _max(x, axis, keepdims),
       (lambda B, g, out, x, axis, keepdims: _max_vjp(B, g, out, x, axis),),
@@ -296,9 +297,9 @@ defop("reduce_max", lambda x, axis=None, keepdims=False: _max(x, axis, keepdims)
 
 def _max_vjp(B, g, out, x, axis):
     # the gradient goes to the element(s) that were the maximum, split evenly among ties
-    hit = _mask(B, x == _to_full(B, out, x.shape, axis), x)
-    count = _to_full(B, B.reduce_sum(hit, axis=axis, keepdims=False), x.shape, axis)
-    return _to_full(B, g, x.shape, axis) * hit / count
+    hit = _mask(B, x == _to_full(B, out, x, axis), x)
+    count = _to_full(B, B.reduce_sum(hit, axis=axis, keepdims=False), x, axis)
+    return _to_full(B, g, x, axis) * hit / count
 
 
 # neural-network ops (numerically stable forms)

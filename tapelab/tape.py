@@ -98,8 +98,8 @@ class Backward:
     targets: list  # the target tensors
     sources: list  # the source tensors, flattened
     grads: dict  # id(tensor) -> gradient (numpy array) for every tensor the gradient reached
-    tracked: set  # ids of tensors the tape tracked (watched, or computed from watched ones)
-    stopped: set  # ids of tensors computed from tracked ones while recording was stopped
+    tracked: set  # ids of tensors the tape tracked (watched, or computed from watched ones); set-like
+    stopped: set  # ids of tensors computed from tracked ones while recording was stopped; set-like
 
 
 @dataclass
@@ -144,7 +144,7 @@ class GradientTape:
         self._paused = False  # True inside stop_recording()
         self.last_backward = None  # a Backward record of the latest gradient() call
         self._used = False
-        self._forgotten = weakref.WeakValueDictionary()  # id -> tensor this tape tracked before a reset()
+        self._forgotten = None  # after a reset(): id -> tensor this tape tracked before it (weakly: no leak)
 
     # --- recording ---------------------------------------------------------------------------
     def __enter__(self):
@@ -246,7 +246,9 @@ class GradientTape:
         """Forget everything recorded and watched, as if this were a new tape (recording goes on)."""
         self.entries = []
         self._watched.clear()
-        self._forgotten.update(self._tracked)  # what was recorded before the reset (weakly: no leak)
+        if self._forgotten is None:
+            self._forgotten = weakref.WeakValueDictionary()
+        self._forgotten.update(self._tracked)
         self._tracked.clear()
         self._stopped.clear()
         self.last_backward = None
@@ -299,8 +301,12 @@ class GradientTape:
     def _keep_backward(self, targets, sources, grads):
         if grads and isinstance(next(iter(grads.values())), Tensor):  # a recorded (higher-order) backward pass
             grads = {k: to_numpy(v) for k, v in grads.items()}
-        entries = self.entries if not self.persistent else list(self.entries)  # a one-shot tape lets go of its list
-        self.last_backward = Backward(entries, targets, sources, grads, set(self._tracked), set(self._stopped))
+        if self.persistent:  # it records on: keep copies
+            self.last_backward = Backward(list(self.entries), targets, sources, grads,
+                                          set(self._tracked), set(self._stopped))
+        else:  # a one-shot tape lets go of these right after (_release), so they need no copy
+            self.last_backward = Backward(self.entries, targets, sources, grads,
+                                          self._tracked.keys(), self._stopped.keys())
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):
