@@ -111,7 +111,7 @@ class Graph:
     # --- recording (the graph sits on the tape stack while the function is traced) -------------
     _paused = False
 
-    def _record(self, op, inputs, values, out, params):
+    def _record(self, op, inputs, values, out, params, residual):
         out.__class__ = SymbolicTensor  # same layout: the op's result becomes a graph tensor
         self._symbolic.add(id(out))
         self.entries.append(Entry(op, inputs, values, out, params, _state.scope))

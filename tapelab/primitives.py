@@ -5,6 +5,10 @@ contribution for one input. Each rule is written once, against a small backend `
 operators, so the same rule runs on numpy arrays (ordinary ``gradient()``: fast) or on tensors
 (when an outer tape is recording: the backward pass is itself recorded, giving higher-order
 derivatives). Signature: ``vjp(B, g, out, *inputs, **params)``.
+
+An op may also save a *residual* from its forward pass for its rules (``saves=True``: the forward
+returns ``(output, residual)`` and the rules get ``residual=``), as TF's fused cross-entropy kernel
+and PyTorch's ``save_for_backward`` do: work the forward pass already did is not done again.
 """
 
 import functools
@@ -19,15 +23,16 @@ from tapelab import dtypes
 class Op:
     """One primitive. ``vjps[i]`` is the rule for input ``i`` (``None``: no gradient flows there)."""
 
-    __slots__ = ("name", "forward", "vjps", "formulas", "same_dtype", "float_only")
+    __slots__ = ("name", "forward", "vjps", "formulas", "same_dtype", "float_only", "saves")
 
-    def __init__(self, name, forward, vjps=None, formulas=(), same_dtype=False, float_only=False):
+    def __init__(self, name, forward, vjps=None, formulas=(), same_dtype=False, float_only=False, saves=False):
         self.name = name
         self.forward = forward
         self.vjps = vjps  # None: the whole op is not differentiable (never recorded)
         self.formulas = formulas
         self.same_dtype = same_dtype
         self.float_only = float_only
+        self.saves = saves  # the forward returns (output, residual); the rules get residual=
 
     @property
     def differentiable(self):
@@ -154,21 +159,25 @@ def _label_key(labels):
 
 
 def _sparse_xent(labels, logits):
-    # -log softmax(logits)[label] = logsumexp(logits) - logits[label], with the max taken out first
+    # loss = -log softmax(logits)[label] = logsumexp(logits) - logits[label], with the max taken out first.
+    # Like TF's fused kernel it also returns the gradient per unit of loss, softmax(logits) - one_hot(labels),
+    # from the same exponentials: the rule then only scales it.
     shifted = logits - _max(logits, -1)
-    return np.log(np.add.reduce(np.exp(shifted), axis=-1)) - shifted[_label_key(labels)]
+    e = np.exp(shifted)
+    total = np.add.reduce(e, axis=-1, keepdims=True)
+    key = _label_key(labels)
+    loss = np.log(total[..., 0]) - shifted[key]
+    backprop = e / total  # softmax(logits)
+    backprop[key] -= 1  # - one_hot(labels)
+    return loss, backprop
 
 
-def _sparse_xent_vjp(B, g, out, labels, logits):
-    # dlogits = g * (softmax(logits) - one_hot(labels)). The loss already holds the log-sum-exp
-    # (loss = logsumexp - logits[label]), so softmax = exp(logits - logsumexp) = exp(logits - logits[label]
-    # - loss) needs no second max and sum. The exponent is never positive, so nothing overflows, and
-    # subtracting logits[label] first keeps full precision even for logits in the thousands.
-    column = tuple(labels.shape) + (1,)
-    picked = B.reshape(B.getitem(logits, key=_label_key(labels)), shape=column)
-    softmax = B.exp(logits - picked - B.reshape(out, shape=column))
-    hot = B.one_hot(labels, depth=logits.shape[-1], dtype=logits.dtype)
-    return B.reshape(g, shape=column) * (softmax - hot)
+def _sparse_xent_vjp(B, g, out, labels, logits, residual):
+    # dlogits = g * (softmax(logits) - one_hot(labels)); the forward saved the bracket as `residual`.
+    # A recorded backward pass (higher order) must see how the bracket depends on logits: recompute it as ops.
+    if B is not NUMPY:
+        residual = B.softmax(logits, axis=-1) - B.one_hot(labels, depth=logits.shape[-1], dtype=logits.dtype)
+    return B.reshape(g, shape=tuple(g.shape) + (1,)) * residual
 
 
 def _n_reduced(shape, axis):
@@ -311,7 +320,7 @@ defop("log_softmax", _log_softmax,
       ("dx = g - softmax(x) * sum(g)",), float_only=True)
 defop("sparse_softmax_cross_entropy_with_logits", _sparse_xent,
       (None, _sparse_xent_vjp),
-      (None, "dlogits = g * (softmax(logits) - one_hot(labels))"))
+      (None, "dlogits = g * (softmax(logits) - one_hot(labels))"), saves=True)
 
 # not differentiable: no VJP, never recorded; their outputs carry no gradient
 defop("stop_gradient", lambda x: x)

@@ -1,6 +1,6 @@
 """The gradient tape: records every op as a plain entry, then plays the entries back in reverse.
 
-    ops (primitives table) --run()--> Entry(op, inputs, values, output, params, scope) on each active tape
+    ops (primitives table) --run()--> Entry(op, inputs, values, output, params, scope, residual) on each tape
     tape.gradient(target, sources) --> reversed entries, VJP rules, gradients summed per tensor
 """
 
@@ -32,13 +32,16 @@ _check_numerics = False  # tapelab.debugging.enable_check_numerics() turns it on
 
 
 class Entry:
-    """One recorded op: what ran, on which tensors (and their values then), what it produced."""
+    """One recorded op: what ran, on which tensors (and their values then), what it produced.
 
-    __slots__ = ("op", "inputs", "values", "output", "params", "scope")
+    ``residual`` is what the op's forward saved for its gradient rules (``None`` for most ops).
+    """
 
-    def __init__(self, op, inputs, values, output, params, scope):
-        self.op, self.inputs, self.values, self.output, self.params, self.scope = (
-            op, inputs, values, output, params, scope)
+    __slots__ = ("op", "inputs", "values", "output", "params", "scope", "residual")
+
+    def __init__(self, op, inputs, values, output, params, scope, residual=None):
+        self.op, self.inputs, self.values, self.output, self.params, self.scope, self.residual = (
+            op, inputs, values, output, params, scope, residual)
 
     def __repr__(self):
         shapes = ", ".join(str(tuple(v.shape)) for v in self.values)
@@ -63,11 +66,14 @@ def run(op, inputs, **params):
     except (ValueError, IndexError, TypeError) as e:
         shapes = " and ".join(f"{tuple(v.shape)} {v.dtype}" for v in values)
         raise InvalidArgumentError(f"{op.name}: cannot compute it for inputs {shapes}: {e}") from None
+    residual = None
+    if op.saves:
+        value, residual = value
     out = Tensor(value if type(value) is np.ndarray else np.asarray(value))
     tapes = _state.tapes
     if tapes:
         for tape in tapes:
-            tape._record(op, inputs, values, out, params)
+            tape._record(op, inputs, values, out, params, residual)
     if _check_numerics and out._value.dtype.kind == "f" and not np.isfinite(out._value).all():
         from tapelab.debugging import _forward_error  # recorded first, so the error can point at the entry
         raise _forward_error(op, inputs, out)
@@ -166,7 +172,7 @@ class GradientTape:
             _state.tapes.remove(self)
         return False
 
-    def _record(self, op, inputs, values, out, params):
+    def _record(self, op, inputs, values, out, params, residual):
         if op.vjps is None:  # not differentiable: no gradient can flow back through it
             return
         tracked = self._tracked
@@ -186,7 +192,7 @@ class GradientTape:
                 self._watch_one(t)  # a trainable Variable read while recording is watched automatically
                 hit = True
         if hit:
-            self.entries.append(Entry(op, inputs, values, out, params, _state.scope))
+            self.entries.append(Entry(op, inputs, values, out, params, _state.scope, residual))
             if out._value.dtype.kind == "f":
                 tracked[id(out)] = out
 
@@ -440,6 +446,7 @@ class GradientTape:
                     g = grads[out_id]
                     values = e.values if B is NUMPY else e.inputs
                     out = e.output._value if B is NUMPY else e.output
+                    params = e.params if e.residual is None else {**e.params, "residual": e.residual}
                     contributions = [] if on_step is not None else None
                     for i, x in enumerate(e.inputs):
                         if id(x) not in reaches:
@@ -453,7 +460,7 @@ class GradientTape:
                                 "tapelab/primitives.py."
                             )
                         try:
-                            c = rule(B, g, out, *values, **e.params)
+                            c = rule(B, g, out, *values, **params)
                         except InvalidArgumentError as err:  # a recorded VJP op (higher order) produced NaN/Inf
                             if err.phase != "forward":
                                 raise
