@@ -93,7 +93,7 @@ def main():
             if rule is None or not tape.tracks(e.inputs[i]):  # e.g. the input data: no gradient computed
                 continue
             g = grads_by_id[id(e.output)]
-            us = best(lambda r=rule, g=g, e=e: r(NUMPY, g, e.output._value, *e.values, **e.params))
+            us = best(lambda r=rule, g=g, e=e: r(NUMPY, g, e.output._value, *e.values, **e.rule_params))
             rules.append(f"vjp[{i}] {us:7.1f}")
         print(f"  {e.scope + e.op.name:50s} forward {fwd:7.1f}   " + "   ".join(rules))
     us = best(lambda: tape._backprop(seeds, list(variables)))

@@ -74,9 +74,9 @@ def unbroadcast(B, g, shape):
     if g.shape == shape:
         return g
     lead = len(g.shape) - len(shape)
-    stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
-    if not stretched:  # only leading axes were added (a bias over a batch): one sum, no reshape
+    if g.shape[lead:] == shape:  # only leading axes were added (a bias over a batch): one sum, no reshape
         return B.reduce_sum(g, axis=tuple(range(lead)), keepdims=False)
+    stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
     return B.reshape(B.reduce_sum(g, axis=tuple(range(lead)) + stretched, keepdims=True), shape=tuple(shape))
 
 

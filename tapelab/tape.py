@@ -43,6 +43,11 @@ class Entry:
         self.op, self.inputs, self.values, self.output, self.params, self.scope, self.residual = (
             op, inputs, values, output, params, scope, residual)
 
+    @property
+    def rule_params(self):
+        """The keyword arguments of the op's gradient rules: its params, and the residual if it saved one."""
+        return self.params if self.residual is None else {**self.params, "residual": self.residual}
+
     def __repr__(self):
         shapes = ", ".join(str(tuple(v.shape)) for v in self.values)
         return f"<Entry {self.scope}{self.op.name}({shapes}) -> {tuple(self.output.shape)}>"
@@ -446,7 +451,7 @@ class GradientTape:
                     g = grads[out_id]
                     values = e.values if B is NUMPY else e.inputs
                     out = e.output._value if B is NUMPY else e.output
-                    params = e.params if e.residual is None else {**e.params, "residual": e.residual}
+                    params = e.rule_params
                     contributions = [] if on_step is not None else None
                     for i, x in enumerate(e.inputs):
                         if id(x) not in reaches:

@@ -208,3 +208,20 @@ def test_rule_returning_a_wrong_shape_is_reported_with_the_op_name(monkeypatch):
         y = tl.square(x)
     with pytest.raises(AssertionError, match=r"square: the gradient rule for input 0 returned shape \(4,\)"):
         tape.gradient(y, x)
+
+
+def test_cross_entropy_saves_its_residual_and_its_rule_uses_it():
+    # like TF's fused kernel, the forward returns softmax(logits) - one_hot(labels) for the rule to scale
+    logits = tl.Variable([[2.0, 1.0, 0.0], [0.0, 0.0, 3.0]])
+    labels = tl.constant([0, 1])
+    with tl.GradientTape(persistent=True) as tape:
+        loss = tl.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+    (entry,) = tape.entries
+    z = np.exp(logits.numpy() - logits.numpy().max(axis=1, keepdims=True))
+    expected = z / z.sum(axis=1, keepdims=True) - np.eye(3, dtype=np.float32)[[0, 1]]
+    np.testing.assert_allclose(entry.residual, expected, rtol=1e-6)
+    assert entry.rule_params == {"residual": entry.residual}
+    np.testing.assert_allclose(tape.gradient(loss, logits).numpy(), expected, rtol=1e-6)
+    entry.residual = entry.residual * 2  # the rule reads the saved residual, it does not recompute it
+    np.testing.assert_allclose(tape.gradient(loss, logits).numpy(), 2 * expected, rtol=1e-6)
+    assert OPS["add"].saves is False and tape.entries[0].op.saves is True
