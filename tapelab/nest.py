@@ -1,11 +1,16 @@
 """Flatten nested lists / tuples / dicts of tensors and pack results back into the same structure."""
 
 
+_CONTAINERS = (dict, list, tuple)
+
+
 def flatten(structure):
     """The leaves of ``structure`` in order (dicts by sorted key, as TF does)."""
     if isinstance(structure, dict):
         return [leaf for k in sorted(structure) for leaf in flatten(structure[k])]
     if isinstance(structure, (list, tuple)):
+        if not any(isinstance(item, _CONTAINERS) for item in structure):  # already flat (the usual list)
+            return list(structure)
         return [leaf for item in structure for leaf in flatten(item)]
     return [structure]
 
@@ -23,6 +28,8 @@ def flatten_up_to(structure, values):
 
 def pack_like(structure, leaves):
     """Put ``leaves`` (as returned by :func:`flatten`) back into the shape of ``structure``."""
+    if type(structure) in (list, tuple) and not any(isinstance(item, _CONTAINERS) for item in structure):
+        return type(structure)(leaves)  # a flat list or tuple (not a namedtuple): the usual sources
     return _build(structure, iter(leaves))
 
 

@@ -430,8 +430,8 @@ class GradientTape:
         Only entries on a path from a source to the target are visited. If another tape is
         recording, the VJPs run as recorded tensor ops so that tape can differentiate them again.
         """
-        source_ids = {id(s) for s in sources}
-        reaches = {i for i in source_ids if i in self._tracked}  # ids of tensors that depend on a watched source
+        tracked = self._tracked
+        reaches = {id(s) for s in sources if id(s) in tracked}  # ids of tensors that depend on a watched source
         for e in self.entries:
             for x in e.inputs:
                 if id(x) in reaches:
@@ -445,18 +445,16 @@ class GradientTape:
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # inf/nan flow on silently, as TF
                 grads = {k: Tensor(g) if outer else g for k, (t, g) in seeds.items()}
                 for e in reversed(self.entries):
-                    out_id = id(e.output)
-                    if out_id not in reaches or out_id not in grads:
+                    g = grads.get(id(e.output))
+                    if g is None:  # nothing reached this op's output (its inputs need no gradient either)
                         continue
-                    g = grads[out_id]
-                    values = e.values if B is NUMPY else e.inputs
-                    out = e.output._value if B is NUMPY else e.output
-                    params = e.rule_params
+                    values, out = (e.inputs, e.output) if outer else (e.values, e.output._value)
+                    vjps, params = e.op.vjps, e.rule_params
                     contributions = [] if on_step is not None else None
                     for i, x in enumerate(e.inputs):
                         if id(x) not in reaches:
                             continue
-                        rule = e.op.vjps[i]
+                        rule = vjps[i]
                         if rule is None:
                             raise LookupError(
                                 f"{e.op.name}: no gradient is defined for input {i}, but the gradient must flow "
