@@ -165,11 +165,9 @@ def _sparse_xent(labels, logits):
     shifted = logits - _max(logits, -1)
     e = np.exp(shifted)
     total = np.add.reduce(e, axis=-1, keepdims=True)
-    key = _label_key(labels)
-    loss = np.log(total[..., 0]) - shifted[key]
-    backprop = e / total  # softmax(logits)
-    backprop[key] -= 1  # - one_hot(labels)
-    return loss, backprop
+    loss = np.log(total[..., 0]) - shifted[_label_key(labels)]
+    hot = labels[..., None] == np.arange(logits.shape[-1])
+    return loss, e / total - hot  # softmax(logits) - one_hot(labels)
 
 
 def _sparse_xent_vjp(B, g, out, labels, logits, residual):
@@ -188,7 +186,7 @@ def _n_reduced(shape, axis):
 def _reduce_mean(x, axis=None, keepdims=False):
     total = np.add.reduce(x, axis=axis, keepdims=keepdims, dtype=np.float64 if x.dtype.kind in "iub" else x.dtype)
     mean = total / _n_reduced(x.shape, axis) if x.size or x.dtype.kind != "f" else total * np.nan  # TF: mean of none
-    return np.trunc(mean).astype(x.dtype) if x.dtype.kind in "iu" else mean.astype(x.dtype)  # TF: int mean is int
+    return np.trunc(mean).astype(x.dtype) if x.dtype.kind in "iu" else mean.astype(x.dtype, copy=False)  # int: int
 
 
 def _lowest(x):
