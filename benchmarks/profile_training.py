@@ -1,14 +1,17 @@
 """Where the training loop's time goes, per step (batch 128, 784-128-10 MLP, single-threaded BLAS).
 
-    .venv/bin/python benchmarks/profile_training.py
+    .venv/bin/python benchmarks/profile_training.py [--rows 60000]
 
-Prints: the phases of one tapelab step (forward inside the tape, gradient(), apply_gradients) next
-to the hand-written numpy step; every recorded op's numpy forward and VJP rule timed alone; and the
-fixed per-step cost measured on a tiny model (where the matrix products cost almost nothing).
+Prints: (1) one epoch of each side split into forward + loss, backward and update, timed inside the
+real loop (best of 3 epochs per phase), for the benchmark's model and for a tiny 8-4-10 model whose
+matrix products cost almost nothing (so its difference is tapelab's fixed Python cost per step);
+(2) every recorded op's numpy forward and gradient rule timed alone.
 """
 
+import argparse
 import os
 import sys
+import time
 import timeit
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -22,69 +25,92 @@ import reference  # noqa: E402
 import tapelab as tl  # noqa: E402
 from tapelab.primitives import NUMPY  # noqa: E402
 
+PHASES = ("forward + loss", "backward", "update")
+
 
 def best(fn, number=200, repeat=7):
     """Best time of one call in microseconds."""
     return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e6
 
 
-def setup(sizes=(784, 128, 10), rows=128):
-    rng = np.random.default_rng(0)
-    x = rng.random((rows, sizes[0]), dtype=np.float32)
-    y = rng.integers(0, sizes[-1], rows).astype(np.int32)
-    params = reference.init_mlp(sizes=sizes)
+def tapelab_model(params, sizes):
+    """A Sequential ReLU MLP (Dense layers) whose weights are set to ``params``."""
     tl.layers.clear_session()
     model = tl.layers.Sequential([tl.layers.Dense(sizes[1], activation="relu"), tl.layers.Dense(sizes[2])])
-    model(x)
-    for var, value in zip(model.trainable_variables, reference.init_mlp(sizes=sizes)):
+    model(np.zeros((1, sizes[0]), np.float32))
+    for var, value in zip(model.trainable_variables, params):
         var.assign(value)
-    return x, y, params, model
+    return model
 
 
-def main():
-    x, y, params, model = setup()
-    variables = model.trainable_variables
-    optimizer = tl.optimizers.SGD(0.1)
+def numpy_phases(params, X, Y, batch=128, lr=0.1):
+    """Seconds spent in each phase over one epoch of the hand-written step."""
+    spent = np.zeros(3)
+    for start in range(0, len(X), batch):
+        x, y = X[start:start + batch], Y[start:start + batch]
+        t0 = time.perf_counter()
+        _, saved = reference.numpy_mlp_forward(params, x, y)
+        t1 = time.perf_counter()
+        grads = reference.numpy_mlp_backward(params, x, y, saved)
+        t2 = time.perf_counter()
+        reference.numpy_sgd(params, grads, lr)
+        spent += (t1 - t0, t2 - t1, time.perf_counter() - t2)
+    return spent
+
+
+def tapelab_phases(model, X, Y, batch=128):
+    """Seconds spent in each phase over one epoch of the loop a learner writes."""
+    optimizer = tl.optimizers.SGD(learning_rate=0.1)
     loss_fn = tl.losses.SparseCategoricalCrossentropy(from_logits=True)
-
-    def forward():
+    variables = model.trainable_variables
+    spent = np.zeros(3)
+    for start in range(0, len(X), batch):
+        x, y = X[start:start + batch], Y[start:start + batch]
+        t0 = time.perf_counter()
         with tl.GradientTape() as tape:
             loss = loss_fn(y, model(x))
-        return tape, loss
+        t1 = time.perf_counter()
+        grads = tape.gradient(loss, variables)
+        t2 = time.perf_counter()
+        optimizer.apply_gradients(zip(grads, variables))
+        spent += (t1 - t0, t2 - t1, time.perf_counter() - t2)
+    return spent
 
-    def forward_gradient():
-        tape, loss = forward()
-        return tape.gradient(loss, variables)
 
-    def step():
-        optimizer.apply_gradients(zip(forward_gradient(), variables))
+def phase_table(sizes, rows, epochs=3):
+    """Per-step microseconds of each phase, numpy and tapelab, best of ``epochs`` interleaved epochs."""
+    rng = np.random.default_rng(0)
+    X = rng.random((rows, sizes[0]), dtype=np.float32)
+    Y = rng.integers(0, sizes[-1], rows).astype(np.int32)
+    steps = -(-rows // 128)
+    ours = theirs = None
+    for _ in range(epochs):
+        n = numpy_phases(reference.init_mlp(sizes=sizes), X, Y)
+        t = tapelab_phases(tapelab_model(reference.init_mlp(sizes=sizes), sizes), X, Y)
+        theirs = n if theirs is None else np.minimum(theirs, n)
+        ours = t if ours is None else np.minimum(ours, t)
+    return theirs / steps * 1e6, ours / steps * 1e6
 
-    grads = forward_gradient()
-    W1, b1, W2, b2 = params
 
-    def numpy_forward():
-        pre = x @ W1 + b1
-        logits = np.maximum(pre, 0) @ W2 + b2
-        shifted = logits - logits.max(axis=1, keepdims=True)
-        return np.mean(np.log(np.exp(shifted).sum(axis=1)) - shifted[np.arange(len(y)), y])
+def print_phases(title, numpy_us, tapelab_us):
+    print(f"{title} (us per step, timed inside the loop):")
+    print(f"  {'':16s}" + "".join(f"{p:>16s}" for p in PHASES) + f"{'step':>10s}")
+    for name, us in (("numpy by hand", numpy_us), ("tapelab", tapelab_us), ("tapelab - numpy", tapelab_us - numpy_us)):
+        print(f"  {name:16s}" + "".join(f"{u:16.1f}" for u in us) + f"{us.sum():10.1f}")
 
-    t = {
-        "numpy step": best(lambda: reference.numpy_mlp_step(params, x, y, 0.1)),
-        "numpy forward + loss": best(numpy_forward),
-        "tapelab step": best(step),
-        "tapelab forward + loss (recording)": best(forward),
-        "tapelab forward + gradient()": best(forward_gradient),
-        "tapelab apply_gradients (SGD)": best(lambda: optimizer.apply_gradients(zip(grads, variables))),
-    }
-    print("phases of one step (us):")
-    for name, us in t.items():
-        print(f"  {name:38s} {us:8.1f}")
-    print(f"  {'=> tapelab overhead per step':38s} {t['tapelab step'] - t['numpy step']:8.1f}")
 
+def rule_table():
+    """Every recorded op of one training step: its numpy forward and each gradient rule, timed alone."""
+    rng = np.random.default_rng(0)
+    x = rng.random((128, 784), dtype=np.float32)
+    y = rng.integers(0, 10, 128).astype(np.int32)
+    model = tapelab_model(reference.init_mlp(), (784, 128, 10))
+    variables = list(model.trainable_variables)
+    loss_fn = tl.losses.SparseCategoricalCrossentropy(from_logits=True)
     with tl.GradientTape(persistent=True) as tape:
         loss = loss_fn(y, model(x))
     seeds = {id(loss): (loss, np.ones_like(loss._value))}
-    grads_by_id = tape._backprop(seeds, list(variables))
+    grads = tape._backprop(seeds, variables)
     print("\nrecorded ops, timed alone (us):")
     for e in tape.entries:
         fwd = best(lambda e=e: e.op.forward(*e.values, **e.params))
@@ -92,24 +118,21 @@ def main():
         for i, rule in enumerate(e.op.vjps):
             if rule is None or not tape.tracks(e.inputs[i]):  # e.g. the input data: no gradient computed
                 continue
-            g = grads_by_id[id(e.output)]
+            g = grads[id(e.output)]
             us = best(lambda r=rule, g=g, e=e: r(NUMPY, g, e.output._value, *e.values, **e.rule_params))
             rules.append(f"vjp[{i}] {us:7.1f}")
         print(f"  {e.scope + e.op.name:50s} forward {fwd:7.1f}   " + "   ".join(rules))
-    us = best(lambda: tape._backprop(seeds, list(variables)))
+    us = best(lambda: tape._backprop(seeds, variables))
     print(f"  {'tape._backprop (all rules + bookkeeping)':50s} {us:7.1f}")
 
-    tx, ty, tparams, tmodel = setup(sizes=(8, 4, 10))
-    tvars = tmodel.trainable_variables
 
-    def tiny_step():
-        with tl.GradientTape() as tape:
-            loss = loss_fn(ty, tmodel(tx))
-        optimizer.apply_gradients(zip(tape.gradient(loss, tvars), tvars))
-
-    tn, tt = best(lambda: reference.numpy_mlp_step(tparams, tx, ty, 0.1), 2000), best(tiny_step, 2000)
-    print(f"\nfixed cost on a tiny 8-4-10 model: numpy {tn:.1f} us, tapelab {tt:.1f} us per step "
-          f"(=> ~{tt - tn:.0f} us of Python bookkeeping per step)")
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=60_000)
+    args = parser.parse_args(argv)
+    print_phases("784-128-10 MLP, the benchmark's model", *phase_table((784, 128, 10), args.rows))
+    print_phases("8-4-10 MLP: the fixed cost per step", *phase_table((8, 4, 10), args.rows))
+    rule_table()
 
 
 if __name__ == "__main__":
