@@ -88,10 +88,9 @@ def _kept_shape(shape, axis):
 
 def _to_full(B, g, x, axis):
     # undo a reduction: put the reduced axes back (size 1), then broadcast to the input's shape
-    # (adding zeros of that shape broadcasts; it costs less than broadcast_to's view)
     if axis is not None and len(g.shape) != len(x.shape):  # (a reduction over every axis broadcasts as it is)
         g = B.reshape(g, shape=_kept_shape(x.shape, axis))
-    return g + B.zeros_like(x)
+    return B.broadcast_to(g, shape=tuple(x.shape))
 
 
 def _mask(B, cond, like):
@@ -148,6 +147,15 @@ def _one_hot(indices, depth, on_value=1, off_value=0, dtype="float32"):
 def _max(x, axis, keepdims=True):
     # np.maximum.reduce is np.max without its Python wrapper; the max of nothing is the lowest value
     return np.maximum.reduce(x, axis=axis, keepdims=keepdims, **_lowest(x))
+
+
+def _broadcast_to(x, shape):
+    # a new array (as TF makes one): cheaper to build than numpy's read-only broadcast view
+    if x.ndim > len(shape):
+        raise ValueError(f"cannot broadcast a rank-{x.ndim} array to the rank-{len(shape)} shape {tuple(shape)}")
+    out = np.empty(shape, x.dtype)
+    out[...] = x  # a ValueError if x does not broadcast to `shape`
+    return out
 
 
 def _label_key(labels):
@@ -283,7 +291,7 @@ defop("transpose", lambda x, perm: x.transpose(perm),
       (lambda B, g, out, x, perm: B.transpose(g, perm=tuple(np.argsort(perm))),), ("dx = transpose(g, inverse perm)",))
 defop("reshape", lambda x, shape: x.reshape(shape),
       (lambda B, g, out, x, shape: B.reshape(g, shape=tuple(x.shape)),), ("dx = reshape(g, x.shape)",))
-defop("broadcast_to", lambda x, shape: np.broadcast_to(x, shape),
+defop("broadcast_to", _broadcast_to,
       (lambda B, g, out, x, shape: unbroadcast(B, g, x.shape),), ("dx = sum of g over the broadcast axes",))
 defop("concat", _concat, _Each(_concat_vjp), _EachFormula("dx{i} = g[the slice that x{i} filled]"),
       same_dtype=True)
