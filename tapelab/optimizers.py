@@ -70,7 +70,7 @@ class Optimizer:
                 stacklevel=2,
             )
         for g, var in updates:
-            self._update(g, var, self._slots_for(var))
+            self._update(g, var)
         self.iterations += 1
         return self.iterations
 
@@ -102,7 +102,8 @@ class Optimizer:
     def _slot_names(self):
         return ()
 
-    def _update(self, g, var, slots):
+    def _update(self, g, var):
+        """Apply one gradient ``g`` (a numpy array) to ``var``; state per variable comes from ``_slots_for``."""
         raise NotImplementedError
 
     def _cast(self, x, var):
@@ -143,11 +144,12 @@ class SGD(Optimizer):
     def _slot_names(self):
         return ("momentum",) if self.momentum != 0 else ()
 
-    def _update(self, g, var, slots):
+    def _update(self, g, var):
         lr = self._cast(self.learning_rate, var)
         if self.momentum == 0:
             var.assign_sub(g * lr)  # w -= lr * g
             return
+        slots = self._slots_for(var)
         momentum = self._cast(self.momentum, var)
         m = slots["momentum"] = slots["momentum"] * momentum - g * lr  # m = momentum * m - lr * g
         if self.nesterov:
@@ -184,7 +186,8 @@ class Adam(Optimizer):
     def _slot_names(self):
         return ("m", "v")
 
-    def _update(self, g, var, slots):
+    def _update(self, g, var):
+        slots = self._slots_for(var)
         lr = self._cast(self.learning_rate, var)
         t = self._cast(self.iterations + 1, var)
         one = self._cast(1, var)

@@ -269,15 +269,19 @@ class Variable(Tensor):
         return super().numpy().copy()
 
     def _update(self, how, value, read_value):
-        new = convert_to_tensor(value, dtype=self.dtype)
-        if new._value.shape != self._value.shape:
+        if type(value) is np.ndarray and value.dtype == self._value.dtype:  # (an optimizer's step: as it is)
+            new = value
+        else:
+            new = convert_to_tensor(value, dtype=self.dtype)._value
+        if new.shape != self._value.shape:
             raise ValueError(
                 f"{how}: shape mismatch for Variable '{self.name}': the variable has shape "
                 f"{tuple(self.shape)} but the value has shape {tuple(new.shape)}. A Variable keeps its "
                 "shape; reshape the value, or make a new Variable."
             )
-        old, self._value = self._value, _UPDATES[how](self._value, new._value)  # new array: tapes keep the old
-        _tape.note_assign(self, how, new, old)  # a function being traced records the update, to replay it
+        old, self._value = self._value, _UPDATES[how](self._value, new)  # new array: tapes keep the old
+        if _tape._state.tapes:  # a function being traced records the update, to replay it
+            _tape.note_assign(self, how, value if isinstance(value, Tensor) else Tensor(new), old)
         return self if read_value else None
 
     def assign(self, value, read_value=True):
