@@ -136,8 +136,13 @@ def _log_softmax(x, axis=-1):
     return x - _logsumexp(x, axis)
 
 
+def _is_hot(indices, depth):
+    # True where the last axis equals the index; an index outside [0, depth) matches nothing (all off, as TF)
+    return indices[..., None] == np.arange(depth)
+
+
 def _one_hot(indices, depth, on_value=1, off_value=0, dtype="float32"):
-    hot = indices[..., None] == np.arange(depth)  # an index outside [0, depth) matches nothing: all off, as TF
+    hot = _is_hot(indices, depth)
     np_dtype = dtypes.as_dtype(dtype).as_numpy_dtype
     if (on_value, off_value) != (1, 0):
         return np.where(hot, on_value, off_value).astype(np_dtype)
@@ -174,8 +179,7 @@ def _sparse_xent(labels, logits):
     e = np.exp(shifted)
     total = np.add.reduce(e, axis=-1, keepdims=True)
     loss = np.log(total[..., 0]) - shifted[_label_key(labels)]
-    hot = labels[..., None] == np.arange(logits.shape[-1])
-    return loss, e / total - hot  # softmax(logits) - one_hot(labels)
+    return loss, e / total - _is_hot(labels, logits.shape[-1])  # softmax(logits) - one_hot(labels)
 
 
 def _sparse_xent_vjp(B, g, out, labels, logits, residual):
@@ -194,7 +198,9 @@ def _n_reduced(shape, axis):
 def _reduce_mean(x, axis=None, keepdims=False):
     total = np.add.reduce(x, axis=axis, keepdims=keepdims, dtype=np.float64 if x.dtype.kind in "iub" else x.dtype)
     mean = total / _n_reduced(x.shape, axis) if x.size or x.dtype.kind != "f" else total * np.nan  # TF: mean of none
-    return np.trunc(mean).astype(x.dtype) if x.dtype.kind in "iu" else mean.astype(x.dtype, copy=False)  # int: int
+    if x.dtype.kind in "iu":
+        return np.trunc(mean).astype(x.dtype)  # TF: the mean of ints is an int
+    return mean.astype(x.dtype, copy=False)
 
 
 def _lowest(x):
