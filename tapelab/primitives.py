@@ -286,7 +286,7 @@ defop("floormod", np.mod,
        lambda B, g, out, x, y: unbroadcast(B, -g * B.floor(x / y), y.shape)),
       ("dx = g", "dy = -g * floor(x / y)"), same_dtype=True)
 defop("where", lambda cond, x, y: np.where(cond, x, y), _where_vjps(),
-      (None, "dx = g where cond else 0", "dy = g where not cond else 0"))
+      ("dcond = None (a bool mask has no gradient)", "dx = g where cond else 0", "dy = g where not cond else 0"))
 
 # linear algebra and shapes
 defop("matmul", np.matmul,
@@ -332,7 +332,8 @@ defop("log_softmax", _log_softmax,
       ("dx = g - softmax(x) * sum(g)",), float_only=True)
 defop("sparse_softmax_cross_entropy_with_logits", _sparse_xent,
       (None, _sparse_xent_vjp),
-      (None, "dlogits = g * (softmax(logits) - one_hot(labels))"), saves=True)
+      ("dlabels = None (class ids have no gradient)", "dlogits = g * (softmax(logits) - one_hot(labels))"),
+      saves=True)
 
 # not differentiable: no VJP, never recorded; their outputs carry no gradient
 defop("stop_gradient", lambda x: x)

@@ -263,3 +263,18 @@ def test_a_traced_graph_with_nodes_that_have_no_gradient_rule_lists_and_draws():
     op = next(k for k, n in nodes.items() if n["label"] == "assign_sub")
     assert nodes[op]["tooltip"] == "assign_sub"  # no formulas to show
     assert [edges[(a, b)]["label"] for a, b in edges if b == op] == ["#0", "#1"]  # arguments by position
+
+
+def test_inputs_without_a_gradient_are_named_by_their_role():
+    # the labels of a cross-entropy and the mask of a where() have no gradient, but their edge still says what they are
+    logits = tl.Variable([[2.0, 1.0, 0.0]])
+    with tl.GradientTape() as tape:
+        loss = tl.nn.sparse_softmax_cross_entropy_with_logits(labels=tl.constant([0]), logits=logits)
+        picked = tl.where(logits > 1.0, logits, tl.zeros_like(logits))
+    nodes, edges, _ = parse(to_dot(tape))
+    labels = {}
+    for (_, op), attrs in edges.items():
+        labels.setdefault(nodes[op]["label"], []).append(attrs.get("label"))
+    assert labels["sparse_softmax_cross_entropy_with_logits"] == ["labels", "logits"]
+    assert labels["where"][0] == "cond"
+    assert loss.shape == (1,) and picked.shape == (1, 3)
