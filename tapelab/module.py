@@ -61,6 +61,7 @@ class Module:
                 "(it names the module's group of ops on the tape)."
             )
         self._name = name
+        self._name_scope = _name_scope(name)
 
     @property
     def name(self):
@@ -70,7 +71,7 @@ class Module:
     @property
     def name_scope(self):
         """A ``tl.name_scope(self.name)`` context: ops run inside it are grouped under this module's name."""
-        return _name_scope(self.name)
+        return self._name_scope
 
     def _walk(self):
         """Every object reachable from the attributes, each once: own attributes first, then submodules."""

@@ -25,6 +25,7 @@ class _State(threading.local):
     def __init__(self):
         self.tapes = []  # the active tapes, innermost last (a tape in stop_recording() is marked paused)
         self.scope = ""  # the current name_scope path, e.g. "dense_1/"
+        self.outer_scopes = []  # the paths to go back to, innermost last
 
 
 _state = _State()
@@ -432,11 +433,14 @@ class GradientTape:
         """
         tracked = self._tracked
         reaches = {id(s) for s in sources if id(s) in tracked}  # ids of tensors that depend on a watched source
-        for e in self.entries:
-            for x in e.inputs:
-                if id(x) in reaches:
-                    reaches.add(id(e.output))
-                    break
+        if self._watched.keys() <= reaches:  # every watched tensor is a source: all that the tape tracked
+            reaches = tracked
+        else:
+            for e in self.entries:
+                for x in e.inputs:
+                    if id(x) in reaches:
+                        reaches.add(id(e.output))
+                        break
         check = _check_numerics
         outer = [t for t in _state.tapes if t is not self and not t._paused]
         B = _tensor_backend() if outer else NUMPY
@@ -594,13 +598,13 @@ class name_scope:
             raise ValueError(f"name_scope: the name must be a non-empty string without '/', got {name!r}")
         self.name = name
 
-    def __enter__(self):
-        self._outer = _state.scope
-        _state.scope = f"{self._outer}{self.name}/"
+    def __enter__(self):  # (the outer path is kept per thread, so one name_scope object can be reused and nested)
+        _state.outer_scopes.append(_state.scope)
+        _state.scope = f"{_state.scope}{self.name}/"
         return _state.scope
 
     def __exit__(self, *exc):
-        _state.scope = self._outer
+        _state.scope = _state.outer_scopes.pop()
         return False
 
 

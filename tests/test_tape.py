@@ -394,3 +394,20 @@ def test_after_reset_an_unrelated_target_gets_none_not_the_reset_error():
         x * 3.0
     with pytest.warns(UserWarning):
         assert tape.gradient(other, x) is None
+
+
+def test_one_name_scope_object_can_be_reused_and_nested():
+    outer, inner = tl.name_scope("outer"), tl.name_scope("inner")
+    x = tl.Variable(1.0)
+    with tl.GradientTape() as tape:
+        with outer:
+            with inner:
+                with inner:  # the same object twice: each exit goes back one level
+                    a = x * 2.0
+                b = x * 3.0
+            c = x * 4.0
+        with outer:
+            d = x * 5.0
+        e = x * 6.0
+    assert [entry.scope for entry in tape.entries] == ["outer/inner/inner/", "outer/inner/", "outer/", "outer/", ""]
+    assert all(t is not None for t in (a, b, c, d, e))
