@@ -175,11 +175,17 @@ def _sparse_xent(labels, logits):
     # loss = -log softmax(logits)[label] = logsumexp(logits) - logits[label], with the max taken out first.
     # Like TF's fused kernel it also returns the gradient per unit of loss, softmax(logits) - one_hot(labels),
     # from the same exponentials: the rule then only scales it.
+    classes = logits.shape[-1]
+    hot = _is_hot(labels, classes)  # one_hot(labels) as booleans: one True per row for a label in range
+    if np.count_nonzero(hot) != labels.size:
+        bad = labels[~hot.any(axis=-1)].flat[0]
+        raise ValueError(f"received a label value of {bad} which is outside the valid range of [0, {classes}). "
+                         f"Labels are class ids 0..{classes - 1}, one per row of logits.")
     shifted = logits - _max(logits, -1)
     e = np.exp(shifted)
     total = np.add.reduce(e, axis=-1, keepdims=True)
     loss = np.log(total[..., 0]) - shifted[_label_key(labels)]
-    return loss, e / total - _is_hot(labels, logits.shape[-1])  # softmax(logits) - one_hot(labels)
+    return loss, e / total - hot  # softmax(logits) - one_hot(labels)
 
 
 def _sparse_xent_vjp(B, g, out, labels, logits, residual):
