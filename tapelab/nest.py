@@ -9,10 +9,18 @@ def flatten(structure):
     if isinstance(structure, dict):
         return [leaf for k in sorted(structure) for leaf in flatten(structure[k])]
     if isinstance(structure, (list, tuple)):
-        if not any(isinstance(item, _CONTAINERS) for item in structure):  # already flat (the usual list)
+        if _is_flat(structure):  # (the usual list of sources)
             return list(structure)
         return [leaf for item in structure for leaf in flatten(item)]
     return [structure]
+
+
+def _is_flat(items):
+    """No list, tuple or dict among ``items``."""
+    for item in items:
+        if isinstance(item, _CONTAINERS):
+            return False
+    return True
 
 
 def flatten_up_to(structure, values):
@@ -28,7 +36,7 @@ def flatten_up_to(structure, values):
 
 def pack_like(structure, leaves):
     """Put ``leaves`` (as returned by :func:`flatten`) back into the shape of ``structure``."""
-    if type(structure) in (list, tuple) and not any(isinstance(item, _CONTAINERS) for item in structure):
+    if type(structure) in (list, tuple) and _is_flat(structure):
         return type(structure)(leaves)  # a flat list or tuple (not a namedtuple): the usual sources
     return _build(structure, iter(leaves))
 

@@ -194,7 +194,8 @@ class GradientTape:
         for t in inputs:
             if id(t) in tracked:
                 hit = True
-            elif isinstance(t, Variable) and self.watch_accessed_variables and t.trainable and t.dtype.is_floating:
+            elif (isinstance(t, Variable) and self.watch_accessed_variables and t.trainable
+                  and t._value.dtype.kind == "f"):
                 self._watch_one(t)  # a trainable Variable read while recording is watched automatically
                 hit = True
         if hit:
@@ -453,7 +454,7 @@ class GradientTape:
                     if g is None:  # nothing reached this op's output (its inputs need no gradient either)
                         continue
                     values, out = (e.inputs, e.output) if outer else (e.values, e.output._value)
-                    vjps, params = e.op.vjps, e.rule_params
+                    vjps, params = e.op.vjps, e.params if e.residual is None else e.rule_params
                     contributions = [] if on_step is not None else None
                     for i, x in enumerate(e.inputs):
                         if id(x) not in reaches:
