@@ -163,14 +163,6 @@ def _broadcast_to(x, shape):
     return out
 
 
-def _label_key(labels):
-    # the index of logits[..., label] for every row: (row indices..., labels)
-    labels = np.asarray(labels)
-    if labels.ndim == 1:  # the usual (batch,) labels
-        return np.arange(len(labels)), labels
-    return np.indices(labels.shape, sparse=True) + (labels,)
-
-
 def _sparse_xent(labels, logits):
     # loss = -log softmax(logits)[label] = logsumexp(logits) - logits[label], with the max taken out first.
     # Like TF's fused kernel it also returns the gradient per unit of loss, softmax(logits) - one_hot(labels),
@@ -184,8 +176,8 @@ def _sparse_xent(labels, logits):
     shifted = logits - _max(logits, -1)
     e = np.exp(shifted)
     total = np.add.reduce(e, axis=-1, keepdims=True)
-    loss = np.log(total[..., 0]) - shifted[_label_key(labels)]
-    return loss, e / total - hot  # softmax(logits) - one_hot(labels)
+    picked = shifted[hot].reshape(labels.shape)  # shifted[..., label]: the one True of each row, in row order
+    return np.log(total[..., 0]) - picked, e / total - hot  # the loss; softmax(logits) - one_hot(labels)
 
 
 def _sparse_xent_vjp(B, g, out, labels, logits, residual):
