@@ -145,10 +145,10 @@ class SGD(Optimizer):
         return ("momentum",) if self.momentum != 0 else ()
 
     def _update(self, g, var):
-        lr = self._cast(self.learning_rate, var)
-        if self.momentum == 0:
-            var.assign_sub(g * lr)  # w -= lr * g
+        if self.momentum == 0:  # w -= lr * g  (numpy applies a Python float in the array's dtype, as Keras casts lr)
+            var.assign_sub(g * self.learning_rate)
             return
+        lr = self._cast(self.learning_rate, var)
         slots = self._slots_for(var)
         momentum = self._cast(self.momentum, var)
         m = slots["momentum"] = slots["momentum"] * momentum - g * lr  # m = momentum * m - lr * g
