@@ -303,7 +303,7 @@ class GradientTape:
         """Check, seed, walk the entries backwards, keep a record for display, release a one-shot tape."""
         self._check_usable(what)
         flat_sources = self._flat_sources(sources, what)
-        targets = [_as_target(t, what) for t in nest.flatten(target)]
+        targets = [target] if isinstance(target, Tensor) else [_as_target(t, what) for t in nest.flatten(target)]
         seeds = self._seeds(target, targets, output_gradients)
         self._warn_unseen(targets, flat_sources, what)
         grads = self._backprop(seeds, flat_sources, on_step)
@@ -372,7 +372,7 @@ class GradientTape:
 
     def _warn_unseen(self, targets, sources, what):
         """TF gives None for a target or source the tape never saw; say so, since it is usually a mistake."""
-        unseen = [k for k, t in enumerate(targets) if isinstance(t, Tensor) and id(t) not in self._tracked]
+        unseen = [k for k, t in enumerate(targets) if id(t) not in self._tracked]  # (targets are tensors: checked)
         if unseen and any(s._value.dtype.kind == "f" for s in sources):  # (integer sources warn on their own)
             t = targets[unseen[0]]
             which = "the target" if len(targets) == 1 else f"target {unseen[0]} of {len(targets)}"
