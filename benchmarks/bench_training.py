@@ -39,11 +39,11 @@ import reference  # noqa: E402
 import tapelab as tl  # noqa: E402
 
 
-def tapelab_model(params):
-    """A Sequential 784-128-10 ReLU MLP whose weights are set to ``params`` ([W1, b1, W2, b2])."""
+def tapelab_model(params, sizes=(784, 128, 10)):
+    """A Sequential ReLU MLP (784-128-10 by default) whose weights are set to ``params`` ([W1, b1, W2, b2])."""
     tl.layers.clear_session()
-    model = tl.layers.Sequential([tl.layers.Dense(128, activation="relu"), tl.layers.Dense(10)])
-    model(np.zeros((1, 784), np.float32))  # build
+    model = tl.layers.Sequential([tl.layers.Dense(sizes[1], activation="relu"), tl.layers.Dense(sizes[2])])
+    model(np.zeros((1, sizes[0]), np.float32))  # build
     for var, value in zip(model.trainable_variables, params):
         var.assign(value)
     return model

@@ -21,6 +21,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reference  # noqa: E402
+from bench_training import tapelab_model  # noqa: E402
 
 import tapelab as tl  # noqa: E402
 from tapelab.primitives import NUMPY  # noqa: E402
@@ -31,16 +32,6 @@ PHASES = ("forward + loss", "backward", "update")
 def best(fn, number=200, repeat=7):
     """Best time of one call in microseconds."""
     return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e6
-
-
-def tapelab_model(params, sizes):
-    """A Sequential ReLU MLP (Dense layers) whose weights are set to ``params``."""
-    tl.layers.clear_session()
-    model = tl.layers.Sequential([tl.layers.Dense(sizes[1], activation="relu"), tl.layers.Dense(sizes[2])])
-    model(np.zeros((1, sizes[0]), np.float32))
-    for var, value in zip(model.trainable_variables, params):
-        var.assign(value)
-    return model
 
 
 def numpy_phases(params, X, Y, batch=128, lr=0.1):

@@ -454,7 +454,7 @@ class GradientTape:
                     if g is None:  # nothing reached this op's output (its inputs need no gradient either)
                         continue
                     values, out = (e.inputs, e.output) if outer else (e.values, e.output._value)
-                    vjps, params = e.op.vjps, e.params if e.residual is None else e.rule_params
+                    vjps, params = e.op.vjps, e.rule_params
                     contributions = [] if on_step is not None else None
                     for i, x in enumerate(e.inputs):
                         if id(x) not in reaches:
