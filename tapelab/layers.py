@@ -121,7 +121,8 @@ class Layer(Module):
         raise NotImplementedError(f"{type(self).__name__} must implement call(inputs)")
 
     def __call__(self, inputs):
-        inputs = convert_to_tensor(inputs)
+        if not isinstance(inputs, Tensor):
+            inputs = convert_to_tensor(inputs)
         if not self.built:
             self.build(tuple(inputs.shape))
             self.built = True

@@ -103,7 +103,10 @@ class Optimizer:
         return ()
 
     def _update(self, g, var):
-        """Apply one gradient ``g`` (a numpy array) to ``var``; state per variable comes from ``_slots_for``."""
+        """Apply one gradient ``g`` (a numpy array) to ``var``; state per variable comes from ``_slots_for``.
+
+        A step array made here from ``g`` goes to ``var._apply``, which writes the new value into it.
+        """
         raise NotImplementedError
 
     def _cast(self, x, var):
@@ -146,14 +149,14 @@ class SGD(Optimizer):
 
     def _update(self, g, var):
         if self.momentum == 0:  # w -= lr * g  (numpy applies a Python float in the array's dtype, as Keras casts lr)
-            var.assign_sub(g * self.learning_rate)
+            var._apply("assign_sub", g * self.learning_rate)
             return
         lr = self._cast(self.learning_rate, var)
         slots = self._slots_for(var)
         momentum = self._cast(self.momentum, var)
         m = slots["momentum"] = slots["momentum"] * momentum - g * lr  # m = momentum * m - lr * g
         if self.nesterov:
-            var.assign_add(m * momentum - g * lr)  # look ahead along the new velocity
+            var._apply("assign_add", m * momentum - g * lr)  # look ahead along the new velocity
         else:
             var.assign_add(m)
 
@@ -196,7 +199,7 @@ class Adam(Optimizer):
         alpha = lr * np.sqrt(one - beta_2_power) / (one - beta_1_power)
         m = slots["m"] = slots["m"] + (g - slots["m"]) * self._cast(1 - self.beta_1, var)
         v = slots["v"] = slots["v"] + (np.square(g) - slots["v"]) * self._cast(1 - self.beta_2, var)
-        var.assign_sub((m * alpha) / (np.sqrt(v) + self._cast(self.epsilon, var)))
+        var._apply("assign_sub", (m * alpha) / (np.sqrt(v) + self._cast(self.epsilon, var)))
 
 
 def _check_positive(owner, what, value):

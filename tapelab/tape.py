@@ -56,7 +56,8 @@ class Entry:
 
 def run(op, inputs, **params):
     """Run primitive ``op`` on tensors ``inputs`` and record it on every tape that is watching them."""
-    values = tuple([t._value for t in inputs])
+    # the input arrays (one or two inputs, nearly every op, without a comprehension: run() is the hot path)
+    values = (inputs[0]._value,) if len(inputs) == 1 else tuple([t._value for t in inputs])
     if op.same_dtype:
         first = values[0].dtype
         for v in values:
@@ -196,7 +197,7 @@ class GradientTape:
                 hit = True
             elif (isinstance(t, Variable) and self.watch_accessed_variables and t.trainable
                   and t._value.dtype.kind == "f"):
-                self._watch_one(t)  # a trainable Variable read while recording is watched automatically
+                tracked[id(t)] = self._watched[id(t)] = t  # a trainable Variable read while recording is watched
                 hit = True
         if hit:
             self.entries.append(Entry(op, inputs, values, out, params, _state.scope, residual))
@@ -218,11 +219,7 @@ class GradientTape:
                     stacklevel=2,
                 )
                 continue
-            self._watch_one(t)
-
-    def _watch_one(self, t):
-        self._tracked[id(t)] = t
-        self._watched[id(t)] = t
+            self._tracked[id(t)] = self._watched[id(t)] = t
 
     @property
     def watched(self):
@@ -457,7 +454,8 @@ class GradientTape:
                     vjps, params = e.op.vjps, e.rule_params
                     contributions = [] if on_step is not None else None
                     for i, x in enumerate(e.inputs):
-                        if id(x) not in reaches:
+                        key = id(x)
+                        if key not in reaches:
                             continue
                         rule = vjps[i]
                         if rule is None:
@@ -482,10 +480,10 @@ class GradientTape:
                                 f"{e.op.name}: the gradient rule for input {i} returned shape {tuple(c.shape)} "
                                 f"but the input has shape {tuple(x.shape)} (a bug in the rule)."
                             )
-                        prev = grads.get(id(x))
-                        grads[id(x)] = c if prev is None else prev + c
+                        prev = grads.get(key)
+                        grads[key] = c if prev is None else prev + c
                         if contributions is not None:
-                            contributions.append((i, c, grads[id(x)]))
+                            contributions.append((i, c, grads[key]))
                     if contributions:
                         on_step(e, g, contributions, grads)
         finally:

@@ -284,6 +284,14 @@ class Variable(Tensor):
             _tape.note_assign(self, how, value if isinstance(value, Tensor) else Tensor(new), old)
         return self if read_value else None
 
+    def _apply(self, how, delta):
+        """An optimizer's step, ``assign_add`` or ``assign_sub`` of ``delta``: a new array of this Variable's shape
+        that the optimizer made (and checked) and gives away, so the result is written into it, one array fewer.
+        The old value stays as it was: tapes that recorded it keep it."""
+        if _tape._state.tapes or type(delta) is not np.ndarray or delta.dtype != self._value.dtype:
+            return self._update(how, delta, False)  # (a graph being traced records it; a numpy scalar has no room)
+        self._value = _UPDATES[how](self._value, delta, out=delta)
+
     def assign(self, value, read_value=True):
         """Replace the value (same shape and dtype); tapes that recorded the old value keep it."""
         return self._update("assign", value, read_value)

@@ -200,6 +200,21 @@ def test_unary_ops_with_random_shapes(x, name):
     assert check.ok, check
 
 
+@settings(max_examples=60, deadline=None)
+@given(x=hnp.arrays(st.sampled_from([np.float32, np.float64, np.int32]), hnp.array_shapes(min_dims=2, max_dims=2,
+                                                                                          max_side=80),
+                    elements=st.integers(-50, 50)),
+       axis=st.sampled_from([1, -1, (1,), (-1,), 0, None]), keepdims=st.booleans(), nan=st.booleans())
+def test_row_maxima_take_the_fast_path_with_the_same_values_as_numpy(x, axis, keepdims, nan):
+    # primitives._max reduces many short rows through a transposed copy (numpy is slow on short rows); same values
+    from tapelab.primitives import _max
+    if nan and x.dtype.kind == "f" and x.size:
+        x.flat[x.size // 2] = np.nan
+    got = _max(x, axis, keepdims)
+    np.testing.assert_array_equal(got, np.max(x, axis=axis, keepdims=keepdims))
+    assert got.dtype == x.dtype
+
+
 def test_rule_returning_a_wrong_shape_is_reported_with_the_op_name(monkeypatch):
     op = OPS["square"]
     monkeypatch.setattr(op, "vjps", (lambda B, g, out, x: B.reshape(g, shape=(-1,)),))

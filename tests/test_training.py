@@ -246,6 +246,29 @@ def test_apply_gradients_errors_teach():
         tl.optimizers.SGD(momentum=1.5)
 
 
+@pytest.mark.parametrize("make", [lambda: tl.optimizers.SGD(0.1),
+                                  lambda: tl.optimizers.SGD(0.1, momentum=0.9),
+                                  lambda: tl.optimizers.SGD(0.1, momentum=0.9, nesterov=True),
+                                  lambda: tl.optimizers.Adam()], ids=["sgd", "momentum", "nesterov", "adam"])
+def test_an_update_leaves_the_values_tapes_recorded_alone(make):
+    # optimizers write the new weights into their own step array, never into the old value: the tape's record
+    # (what print(tape) and the stepper show) and an array a learner kept keep the weights the ops really saw
+    w = tl.Variable(np.arange(6, dtype=np.float32).reshape(2, 3))
+    opt = make()
+    for _ in range(3):
+        before = w.numpy()
+        with tl.GradientTape() as tape:
+            loss = tl.reduce_sum(w * w)
+        seen = tape.entries[0].values[0]
+        grad = tape.gradient(loss, w)
+        kept = grad.numpy().copy()
+        opt.apply_gradients([(grad, w)])
+        np.testing.assert_array_equal(seen, before)  # the recorded input is the old value, unchanged
+        np.testing.assert_array_equal(tape.last_backward.entries[0].values[0], before)
+        np.testing.assert_array_equal(grad.numpy(), kept)  # the gradient handed in is not overwritten either
+        assert not np.array_equal(w.numpy(), before) and w.numpy().dtype == np.float32
+
+
 def test_float32_stays_float32_even_with_float64_gradients():
     w = tl.Variable([1.0, 2.0])
     for opt in (tl.optimizers.SGD(0.1, momentum=0.5), tl.optimizers.Adam()):
