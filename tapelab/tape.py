@@ -406,7 +406,11 @@ class GradientTape:
         seeds = {}
         for t, g in zip(targets, given):
             value = t._value
-            g = np.ones(value.shape, value.dtype) if g is None else np.asarray(g, dtype=value.dtype)
+            if g is None:  # ones (np.ones without its Python wrapper: this runs on every gradient() call)
+                g = np.empty(value.shape, value.dtype)
+                g.fill(1)
+            else:
+                g = np.asarray(g, dtype=value.dtype)
             if g.shape != value.shape:
                 raise ValueError(
                     f"gradient(): output_gradients has shape {g.shape} but its target has shape "
