@@ -444,7 +444,8 @@ class GradientTape:
                         reaches.add(id(e.output))
                         break
         check = _check_numerics
-        outer = [t for t in _state.tapes if t is not self and not t._paused]
+        tapes = _state.tapes  # (usually none: gradient() is called after the `with` block)
+        outer = [t for t in tapes if t is not self and not t._paused] if tapes else None
         B = _tensor_backend() if outer else NUMPY
         was_paused, self._paused = self._paused, True  # the backward pass is not part of this tape's recording
         try:
