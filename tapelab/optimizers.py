@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from tapelab.tensor import Tensor, Variable, to_numpy
+from tapelab.tensor import Variable, to_numpy
 
 
 class Optimizer:
@@ -75,7 +75,7 @@ class Optimizer:
         return self.iterations
 
     def _gradient_value(self, g, var):
-        value = g._value if type(g) is Tensor else to_numpy(g)
+        value = to_numpy(g)
         if value.shape != var._value.shape:
             raise ValueError(
                 f"{self.name}.apply_gradients: the gradient for variable '{var.name}' has shape "
