@@ -99,6 +99,8 @@ def _mask(B, cond, like):
 
 
 def _swap_last(B, x):
+    if B is NUMPY:
+        return x.swapaxes(-1, -2)  # the same view the transpose op gives, without the op's call
     rank = len(x.shape)
     perm = (1, 0) if rank == 2 else tuple(range(rank - 2)) + (rank - 1, rank - 2)
     return B.transpose(x, perm=perm)
@@ -175,15 +177,16 @@ def _sparse_xent(labels, logits):
     # from the same exponentials: the rule then only scales it.
     classes = logits.shape[-1]
     hot = _is_hot(labels, classes)  # one_hot(labels) as booleans: one True per row for a label in range
-    if np.count_nonzero(hot) != labels.size:
+    shifted = logits - _max(logits, -1)
+    picked = shifted[hot]  # shifted[..., label]: the one True of each row, in row order
+    if picked.size != labels.size:  # a label outside [0, classes) matched no column
         bad = labels[~hot.any(axis=-1)].flat[0]
         raise ValueError(f"received a label value of {bad} which is outside the valid range of [0, {classes}). "
                          f"Labels are class ids 0..{classes - 1}, one per row of logits.")
-    shifted = logits - _max(logits, -1)
     e = np.exp(shifted)
     total = np.add.reduce(e, axis=-1, keepdims=True)
-    picked = shifted[hot].reshape(labels.shape)  # shifted[..., label]: the one True of each row, in row order
-    return np.log(total[..., 0]) - picked, e / total - hot  # the loss; softmax(logits) - one_hot(labels)
+    loss = np.log(total[..., 0]) - picked.reshape(labels.shape)
+    return loss, e / total - hot  # the loss; softmax(logits) - one_hot(labels)
 
 
 def _sparse_xent_vjp(B, g, out, labels, logits, residual):
@@ -200,11 +203,12 @@ def _n_reduced(shape, axis):
 
 
 def _reduce_mean(x, axis=None, keepdims=False):
-    total = np.add.reduce(x, axis=axis, keepdims=keepdims, dtype=np.float64 if x.dtype.kind in "iub" else x.dtype)
-    mean = total / _n_reduced(x.shape, axis) if x.size or x.dtype.kind != "f" else total * np.nan  # TF: mean of none
-    if x.dtype.kind in "iu":
-        return np.trunc(mean).astype(x.dtype)  # TF: the mean of ints is an int
-    return mean.astype(x.dtype, copy=False)
+    kind = x.dtype.kind
+    total = np.add.reduce(x, axis=axis, keepdims=keepdims, dtype=np.float64 if kind in "iub" else x.dtype)
+    if kind == "f":  # sum / count, in the float dtype itself; the mean of nothing is nan (TF)
+        return total / _n_reduced(x.shape, axis) if x.size else total * np.nan
+    mean = total / _n_reduced(x.shape, axis)
+    return np.trunc(mean).astype(x.dtype) if kind in "iu" else mean.astype(x.dtype, copy=False)  # TF: ints stay ints
 
 
 def _lowest(x):
