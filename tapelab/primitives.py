@@ -192,8 +192,9 @@ def _sparse_xent(labels, logits):
 def _sparse_xent_vjp(B, g, out, labels, logits, residual):
     # dlogits = g * (softmax(logits) - one_hot(labels)); the forward saved the bracket as `residual`.
     # A recorded backward pass (higher order) must see how the bracket depends on logits: recompute it as ops.
-    if B is not NUMPY:
-        residual = B.softmax(logits, axis=-1) - B.one_hot(labels, depth=logits.shape[-1], dtype=logits.dtype)
+    if B is NUMPY:
+        return g[..., None] * residual
+    residual = B.softmax(logits, axis=-1) - B.one_hot(labels, depth=logits.shape[-1], dtype=logits.dtype)
     return B.reshape(g, shape=tuple(g.shape) + (1,)) * residual
 
 
