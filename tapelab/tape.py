@@ -29,6 +29,9 @@ class _State(threading.local):
 
 
 _state = _State()
+# np.errstate as a decorator: numpy (>= 2) sets and restores the state per call, so threads do not share it,
+# at less than half the cost of a `with np.errstate(...)` block on every gradient() call
+_SILENT_FP = np.errstate(divide="ignore", invalid="ignore", over="ignore")
 _check_numerics = False  # tapelab.debugging.enable_check_numerics() turns it on: one flag test per op when off
 
 
@@ -427,6 +430,7 @@ class GradientTape:
             )
         return seeds
 
+    @_SILENT_FP  # inf/nan flow on through the backward pass silently, as in TF (numpy would warn)
     def _backprop(self, seeds, sources, on_step=None):
         """Walk the entries backwards from ``seeds`` ({id: (tensor, gradient)}); return {id: gradient}.
 
@@ -449,48 +453,47 @@ class GradientTape:
         B = _tensor_backend() if outer else NUMPY
         was_paused, self._paused = self._paused, True  # the backward pass is not part of this tape's recording
         try:
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # inf/nan flow on silently, as TF
-                grads = {k: Tensor(g) if outer else g for k, (t, g) in seeds.items()}
-                for e in reversed(self.entries):
-                    g = grads.get(id(e.output))
-                    if g is None:  # nothing reached this op's output (its inputs need no gradient either)
+            grads = {k: Tensor(g) if outer else g for k, (t, g) in seeds.items()}
+            for e in reversed(self.entries):
+                g = grads.get(id(e.output))
+                if g is None:  # nothing reached this op's output (its inputs need no gradient either)
+                    continue
+                values, out = (e.inputs, e.output) if outer else (e.values, e.output._value)
+                vjps, params = e.op.vjps, e.rule_params
+                contributions = [] if on_step is not None else None
+                for i, x in enumerate(e.inputs):
+                    key = id(x)
+                    if key not in reaches:
                         continue
-                    values, out = (e.inputs, e.output) if outer else (e.values, e.output._value)
-                    vjps, params = e.op.vjps, e.rule_params
-                    contributions = [] if on_step is not None else None
-                    for i, x in enumerate(e.inputs):
-                        key = id(x)
-                        if key not in reaches:
-                            continue
-                        rule = vjps[i]
-                        if rule is None:
-                            raise LookupError(
-                                f"{e.op.name}: no gradient is defined for input {i}, but the gradient must flow "
-                                "through it (it was computed from a watched tensor). Wrap that input in "
-                                "tl.stop_gradient() if no gradient should flow there, or give the op a rule in "
-                                "tapelab/primitives.py."
-                            )
-                        try:
-                            c = rule(B, g, out, *values, **params)
-                        except InvalidArgumentError as err:  # a recorded VJP op (higher order) produced NaN/Inf
-                            if err.phase != "forward":
-                                raise
-                            from tapelab.debugging import _backward_error
-                            raise _backward_error(self, e, i, g, None) from err
-                        if check and not np.isfinite(to_numpy(c)).all():
-                            from tapelab.debugging import _backward_error
-                            raise _backward_error(self, e, i, g, c)
-                        if c.shape != values[i].shape:
-                            raise AssertionError(
-                                f"{e.op.name}: the gradient rule for input {i} returned shape {tuple(c.shape)} "
-                                f"but the input has shape {tuple(x.shape)} (a bug in the rule)."
-                            )
-                        prev = grads.get(key)
-                        grads[key] = c if prev is None else prev + c
-                        if contributions is not None:
-                            contributions.append((i, c, grads[key]))
-                    if contributions:
-                        on_step(e, g, contributions, grads)
+                    rule = vjps[i]
+                    if rule is None:
+                        raise LookupError(
+                            f"{e.op.name}: no gradient is defined for input {i}, but the gradient must flow "
+                            "through it (it was computed from a watched tensor). Wrap that input in "
+                            "tl.stop_gradient() if no gradient should flow there, or give the op a rule in "
+                            "tapelab/primitives.py."
+                        )
+                    try:
+                        c = rule(B, g, out, *values, **params)
+                    except InvalidArgumentError as err:  # a recorded VJP op (higher order) produced NaN/Inf
+                        if err.phase != "forward":
+                            raise
+                        from tapelab.debugging import _backward_error
+                        raise _backward_error(self, e, i, g, None) from err
+                    if check and not np.isfinite(to_numpy(c)).all():
+                        from tapelab.debugging import _backward_error
+                        raise _backward_error(self, e, i, g, c)
+                    if c.shape != values[i].shape:
+                        raise AssertionError(
+                            f"{e.op.name}: the gradient rule for input {i} returned shape {tuple(c.shape)} "
+                            f"but the input has shape {tuple(x.shape)} (a bug in the rule)."
+                        )
+                    prev = grads.get(key)
+                    grads[key] = c if prev is None else prev + c
+                    if contributions is not None:
+                        contributions.append((i, c, grads[key]))
+                if contributions:
+                    on_step(e, g, contributions, grads)
         finally:
             self._paused = was_paused
         return grads

@@ -22,6 +22,33 @@ def test_off_by_default_nan_flows_silently_as_in_tf():
     assert y.numpy()[1] == -np.inf
 
 
+def test_the_backward_pass_is_silent_and_leaves_numpys_error_state_alone():
+    # sqrt'(0) = inf: the forward pass is fine, the rule divides by zero; TF gives inf without a word
+    import threading
+    import warnings
+
+    def infinite_gradient():
+        x = tl.Variable([0.0, 4.0])
+        with tl.GradientTape() as tape:
+            y = tl.reduce_sum(tl.sqrt(x))
+        return tape.gradient(y, x).numpy()
+
+    with np.errstate(all="raise"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        before = np.geterr()
+        np.testing.assert_array_equal(infinite_gradient(), [np.inf, 0.25])
+        assert np.geterr() == before  # restored: a learner's own settings win again after gradient()
+        results = []
+        threads = [threading.Thread(target=lambda: results.append(infinite_gradient())) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(results) == 4 and np.geterr() == before
+        with pytest.raises(FloatingPointError):
+            np.float32(1) / np.float32(0)  # outside gradient() numpy still raises, as this block asked
+
+
 def test_forward_error_names_the_op_its_entry_and_the_inputs():
     x = tl.Variable([0.5, 2.0, 0.0], name="x")
     tl.debugging.enable_check_numerics()
