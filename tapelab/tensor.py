@@ -288,8 +288,9 @@ class Variable(Tensor):
         """An optimizer's step, ``assign_add`` or ``assign_sub`` of ``delta``: a new array of this Variable's shape
         that the optimizer made (and checked) and gives away, so the result is written into it, one array fewer.
         The old value stays as it was: tapes that recorded it keep it."""
-        if _tape._state.tapes or type(delta) is not np.ndarray or delta.dtype != self._value.dtype:
-            return self._update(how, delta, False)  # (a graph being traced records it; a numpy scalar has no room)
+        if (_tape._state.tapes or type(delta) is not np.ndarray or delta.dtype != self._value.dtype
+                or delta.shape != self._value.shape):  # (a graph being traced records it; the public path checks)
+            return self._update(how, delta, False)
         self._value = _UPDATES[how](self._value, delta, out=delta)
 
     def assign(self, value, read_value=True):

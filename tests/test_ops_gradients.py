@@ -215,6 +215,18 @@ def test_row_maxima_take_the_fast_path_with_the_same_values_as_numpy(x, axis, ke
     assert got.dtype == x.dtype
 
 
+def test_row_maxima_fast_path_on_class_scores_with_the_maximum_in_every_column():
+    # the shape the softmax family meets in training (128 x 10): each column holds some row's maximum
+    from tapelab.primitives import _max
+    x = rng.standard_normal((128, 10)).astype(np.float32)
+    x[np.arange(128), np.arange(128) % 10] += 10
+    x[5, 3] = np.nan
+    x[7] = -np.inf
+    for axis in (1, -1, (1,), (-1,)):
+        np.testing.assert_array_equal(_max(x, axis), np.max(x, axis=1, keepdims=True))
+        np.testing.assert_array_equal(_max(x, axis, keepdims=False), np.max(x, axis=1))
+
+
 def test_rule_returning_a_wrong_shape_is_reported_with_the_op_name(monkeypatch):
     op = OPS["square"]
     monkeypatch.setattr(op, "vjps", (lambda B, g, out, x: B.reshape(g, shape=(-1,)),))

@@ -267,6 +267,8 @@ def test_an_update_leaves_the_values_tapes_recorded_alone(make):
         np.testing.assert_array_equal(tape.last_backward.entries[0].values[0], before)
         np.testing.assert_array_equal(grad.numpy(), kept)  # the gradient handed in is not overwritten either
         assert not np.array_equal(w.numpy(), before) and w.numpy().dtype == np.float32
+    with pytest.raises(ValueError, match="shape mismatch"):  # a step of another shape never broadcasts into w
+        w._apply("assign_sub", np.ones((4, 2, 3), np.float32))
 
 
 def test_float32_stays_float32_even_with_float64_gradients():
@@ -356,6 +358,8 @@ def test_sparse_categorical_crossentropy_errors_teach():
         loss_fn([1, 10, 2], logits)
     with pytest.raises(InvalidArgumentError, match="outside the valid range"):
         loss_fn([-1, 0, 2], logits)
+    with np.errstate(all="raise"), pytest.raises(InvalidArgumentError, match="label value of 12"):
+        loss_fn([0, 12, 1], np.array([[np.inf] * 10] * 3, np.float32))  # labels are checked before any arithmetic
     with pytest.raises(InvalidArgumentError, match="one-hot"):
         loss_fn(np.eye(10, dtype=np.float32)[[1, 2, 3]], logits)
     with pytest.raises(InvalidArgumentError, match=r"expected one integer label per row of y_pred, i.e. shape \(3,\)"):
