@@ -121,8 +121,7 @@ class Layer(Module):
         raise NotImplementedError(f"{type(self).__name__} must implement call(inputs)")
 
     def __call__(self, inputs):
-        if not isinstance(inputs, Tensor):
-            inputs = convert_to_tensor(inputs)
+        inputs = convert_to_tensor(inputs)
         if not self.built:
             self.build(tuple(inputs.shape))
             self.built = True

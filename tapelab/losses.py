@@ -79,7 +79,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False):
         # log(clip(p, eps, 1 - eps)); the softmax inside the op below renormalises the clipped values
         clipped = ops.minimum(ops.maximum(y_pred, EPSILON), 1 - EPSILON)
         logits = ops.log(clipped)
-    return ops._sparse_xent(labels, logits)
+    return ops._checked_sparse_xent(labels, logits)
 
 
 def _labels(y_true, y_pred, who):

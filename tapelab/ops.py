@@ -389,10 +389,10 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
     """
     if labels is None or logits is None:
         raise ValueError("sparse_softmax_cross_entropy_with_logits: pass labels= and logits= by name")
-    return _sparse_xent(convert_to_tensor(labels), convert_to_tensor(logits))
+    return _checked_sparse_xent(convert_to_tensor(labels), convert_to_tensor(logits))
 
 
-def _sparse_xent(labels, logits):
+def _checked_sparse_xent(labels, logits):
     # (tensors: what the public function and the Keras loss, which converted them already, share)
     name = "sparse_softmax_cross_entropy_with_logits"
     if labels._value.dtype.kind not in "iu":
