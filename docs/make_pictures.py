@@ -1,11 +1,16 @@
-"""Regenerate the tape pictures in docs/: `python docs/make_pictures.py` (needs Graphviz or graphviz-pure).
+"""Regenerate the pictures in docs/: `python docs/make_pictures.py` (needs Graphviz or graphviz-pure).
 
     docs/tape_seed_000.{svg,png,txt}   x, y, matmul, reduce_mean, after tape.gradient(loss, [x, y])
     docs/tape_mlp_step.{svg,png,txt}   one training step of a 784-128-10 MLP on an MNIST-shaped batch
     docs/tape_mlp_step_collapsed.png   the same tape with each layer collapsed into one box
+    docs/stepper.png                   with --stepper: the stepper in JupyterLab, shot by the browser test
+                                       (needs Chromium and the test extra; the test suite itself never writes docs/)
 """
 
+import os
 import pathlib
+import subprocess
+import sys
 
 import numpy as np
 
@@ -55,7 +60,17 @@ def save(drawing, name):
     print(f"wrote docs/{name}.svg and .png (rendered by {drawing.dot[0]} dot)")
 
 
+def stepper_screenshot():
+    """Run the browser test with its screenshot folder pointed at docs/."""
+    env = dict(os.environ, TAPELAB_SCREENSHOTS=str(HERE), CI="1")  # CI: fail instead of skipping without Chromium
+    subprocess.run([sys.executable, "-m", "pytest", str(HERE.parent / "tests" / "test_browser.py"), "-m", "browser",
+                    "-o", "addopts=", "-q", "-p", "no:cacheprovider"], env=env, check=True)
+    print("wrote docs/stepper.png")
+
+
 def main():
+    if "--stepper" in sys.argv[1:]:
+        stepper_screenshot()
     tape = seed_000_tape()
     (HERE / "tape_seed_000.txt").write_text(str(tape) + "\n")
     save(viz.draw(tape, title="seed 000: loss = reduce_mean(x @ y), after tape.gradient(loss, [x, y])"),

@@ -1,4 +1,5 @@
-# Sourced by scripts/lab.sh and scripts/test.sh: make .venv with everything tapelab needs, from nothing.
+# Sourced by scripts/lab.sh and scripts/test.sh: make .venv with tapelab and the extras the caller names
+# (EXTRAS=lab for the lessons, EXTRAS=lab,test for the test suite), from nothing.
 # Safe to run again: it only installs what is missing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -15,13 +16,16 @@ if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
 fi
 
 VENV=.venv
-stamp="$VENV/.installed-$(cat pyproject.toml | sha1sum | cut -c1-12)"
+EXTRAS=${EXTRAS:-lab}
+hash=$(sha1sum < pyproject.toml | cut -c1-12)
+stamp="$VENV/.installed-$hash-${EXTRAS//,/-}"
 if [ ! -f "$stamp" ]; then
-  echo "== creating $VENV and installing tapelab with its lab and test extras"
-  python3 -m venv "$VENV"
+  echo "== installing tapelab with its extras [$EXTRAS] into $VENV"
+  [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
   "$VENV/bin/python" -m pip install -q --upgrade pip
-  "$VENV/bin/python" -m pip install -q -e '.[lab,test]'
-  rm -f "$VENV"/.installed-*; touch "$stamp"
+  "$VENV/bin/python" -m pip install -q -e ".[$EXTRAS]"
+  find "$VENV" -maxdepth 1 -name '.installed-*' ! -name ".installed-$hash-*" -delete  # stamps of an older pyproject
+  touch "$stamp"
 fi
 export PATH="$PWD/$VENV/bin:$PATH"
 

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Run the whole test suite (lint, unit tests, lessons, browser test), installing everything first if needed.
+# Run the whole test suite (lint, unit tests, lessons, browser test), installing everything first if needed
+# (tapelab with its lab and test extras, Graphviz, Chromium).
+EXTRAS=lab,test
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 if ! command -v chromium >/dev/null; then
   echo "== installing Debian's chromium for the browser test"

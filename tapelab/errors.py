@@ -1,5 +1,7 @@
 """Exception types with TensorFlow's names."""
 
+from tapelab.learner import spell
+
 
 class InvalidArgumentError(ValueError):
     """An op was given inputs it cannot work with (shapes, dtypes, values); the message says which.
@@ -10,5 +12,5 @@ class InvalidArgumentError(ValueError):
     """
 
     def __init__(self, message, *, op=None, entry_index=None, tape=None, phase=None):
-        super().__init__(message)
+        super().__init__(spell(message))  # tl.cast reads tf.cast after `import tapelab as tf`
         self.op, self.entry_index, self.tape, self.phase = op, entry_index, tape, phase

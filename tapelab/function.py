@@ -21,12 +21,16 @@ import functools
 import numpy as np
 
 from tapelab import nest
+from tapelab.learner import spell
 from tapelab.tape import Entry, _state, run
 from tapelab.tensor import Tensor, Variable
 
 
 class TracingError(TypeError):
     """Python asked for a traced tensor's value, which does not exist while the graph is being built."""
+
+    def __init__(self, message):
+        super().__init__(spell(message))
 
 
 class SymbolicTensor(Tensor):
@@ -126,7 +130,7 @@ class Graph:
     def watched(self):
         return tuple(self.placeholders)
 
-    stopped = ()  # (a graph has no stop_recording)
+    stopped, stopped_from = (), {}  # (a graph has no stop_recording)
 
     def tracks(self, tensor):
         return id(tensor) in self._symbolic
@@ -155,9 +159,9 @@ class Graph:
             t = value if isinstance(value, Tensor) else Tensor(np.asarray(value, dtype=p._value.dtype))
             if t.shape != p.shape or t.dtype != p.dtype:
                 raise ValueError(
-                    f"run(): graph '{self.name}' was traced for a {p.dtype.name} input of shape {tuple(p.shape)}, "
-                    f"got {t.dtype.name} {tuple(t.shape)}. Call the tl.function instead: it traces a new graph "
-                    "for a new signature."
+                    spell(f"run(): graph '{self.name}' was traced for a {p.dtype.name} input of shape "
+                          f"{tuple(p.shape)}, got {t.dtype.name} {tuple(t.shape)}. Call the tl.function instead: it "
+                          "traces a new graph for a new signature.")
                 )
             env[id(p)] = t
 

@@ -19,6 +19,7 @@ import numpy as np
 from tapelab import dtypes, ops
 from tapelab import random as _random
 from tapelab.errors import InvalidArgumentError
+from tapelab.learner import spell
 from tapelab.module import Module, _snake_case
 from tapelab.primitives import OPS
 from tapelab.tape import run
@@ -64,8 +65,8 @@ def get_activation(activation):
     if isinstance(activation, str) and activation in ACTIVATIONS:
         return ACTIVATIONS[activation]
     raise ValueError(
-        f"unknown activation {activation!r}. Use one of {sorted(ACTIVATIONS)}, None (no activation), "
-        "or a function such as tl.nn.relu."
+        spell(f"unknown activation {activation!r}. Use one of {sorted(ACTIVATIONS)}, None (no activation), "
+              "or a function such as tl.nn.relu.")
     )
 
 
@@ -188,8 +189,8 @@ class Dense(Layer):
 def _check_batched(layer, shape):
     if len(shape) < 2:
         raise ValueError(
-            f"{layer.name}: Dense expects inputs of shape (batch, features), got shape {tuple(shape)}. "
-            "For a single example use tl.reshape(x, (1, -1)); for images put tl.layers.Flatten() first."
+            spell(f"{layer.name}: Dense expects inputs of shape (batch, features), got shape {tuple(shape)}. "
+                  "For a single example use tl.reshape(x, (1, -1)); for images put tl.layers.Flatten() first.")
         )
 
 
@@ -233,7 +234,8 @@ class Sequential(Layer):
     def add(self, layer):
         """Append a layer (anything callable on a tensor; Modules contribute their variables)."""
         if not callable(layer):
-            raise TypeError(f"Sequential.add: expected a layer (a callable such as tl.layers.Dense), got {layer!r}")
+            raise TypeError(spell(f"Sequential.add: expected a layer (a callable such as tl.layers.Dense), "
+                                  f"got {layer!r}"))
         self.layers.append(layer)
 
     def __call__(self, inputs):

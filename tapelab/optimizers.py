@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from tapelab.learner import spell
 from tapelab.tensor import Variable, to_numpy
 
 
@@ -47,9 +48,9 @@ class Optimizer:
             g, var = pair
             if not isinstance(var, Variable):
                 raise TypeError(
-                    f"{self.name}.apply_gradients: item {k} pairs a gradient with a {type(var).__name__}, not a "
-                    "tl.Variable. Only Variables can be updated in place; create the parameter with "
-                    "tl.Variable(...) (a tl.constant or the result of an op cannot change)."
+                    spell(f"{self.name}.apply_gradients: item {k} pairs a gradient with a {type(var).__name__}, not a "
+                          "tl.Variable. Only Variables can be updated in place; create the parameter with "
+                          "tl.Variable(...) (a tl.constant or the result of an op cannot change).")
                 )
             if g is None:
                 missing.append(var.name)
@@ -57,10 +58,10 @@ class Optimizer:
             updates.append((self._gradient_value(g, var), var))
         if not updates:
             raise ValueError(
-                f"{self.name}.apply_gradients: no gradients provided for any variable (all were None): "
-                f"{missing}. The loss does not depend on these variables. Check that the loss is computed "
-                "inside `with tl.GradientTape() as tape:` from the model's output, and that you pass the same "
-                "variables to tape.gradient and to apply_gradients."
+                spell(f"{self.name}.apply_gradients: no gradients provided for any variable (all were None): "
+                      f"{missing}. The loss does not depend on these variables. Check that the loss is computed "
+                      "inside `with tl.GradientTape() as tape:` from the model's output, and that you pass the same "
+                      "variables to tape.gradient and to apply_gradients.")
             )
         if missing:
             warnings.warn(

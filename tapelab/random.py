@@ -3,6 +3,7 @@
 import numpy as np
 
 from tapelab import dtypes
+from tapelab.learner import spell
 from tapelab.ops import _shape
 from tapelab.tensor import Tensor
 
@@ -45,7 +46,7 @@ def _float(name, dtype):
     dt = dtypes.as_dtype(dtype)
     if not dt.is_floating:
         raise ValueError(
-            f"{name}: dtype must be a float type, got {dt.name}. Use tl.float32 (the default); for random "
-            "integers use tl.random.uniform(shape, minval, maxval, dtype=tl.int32)."
+            spell(f"{name}: dtype must be a float type, got {dt.name}. Use tl.float32 (the default); for random "
+                  "integers use tl.random.uniform(shape, minval, maxval, dtype=tl.int32).")
         )
     return dt.as_numpy_dtype

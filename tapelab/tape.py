@@ -10,11 +10,13 @@ import threading
 import warnings
 import weakref
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from tapelab import nest
 from tapelab.errors import InvalidArgumentError
+from tapelab.learner import spell
 from tapelab.primitives import NUMPY
 from tapelab.tensor import Tensor, Variable, to_numpy
 
@@ -115,14 +117,24 @@ class Backward:
     sources: list  # the source tensors, flattened
     grads: dict  # id(tensor) -> gradient (numpy array) for every tensor the gradient reached
     tracked: set  # ids of tensors the tape tracked (watched, or computed from watched ones); set-like
-    stopped: set  # ids of tensors computed from tracked ones while recording was stopped; set-like
+    stopped: dict  # id -> ids it came from, for tensors computed from tracked ones while recording was stopped
+
+
+class Contribution(NamedTuple):
+    """What one op's rule sent to one of its inputs during the backward pass."""
+
+    index: int  # which input of the op (0 for x, 1 for y in the rule's formulas)
+    tensor: Tensor  # the input tensor
+    formula: str  # the rule, e.g. "dx = g @ y.T"
+    value: np.ndarray  # what the rule sent: this op's part of the input's gradient
+    total: np.ndarray  # the input's gradient summed so far, this part included
 
 
 @dataclass
 class Step:
     """One op of the backward pass: the gradient arriving at its output and what it sent to each input.
 
-    ``contributions`` holds ``(input index, input tensor, formula, contribution, running sum)``;
+    ``contributions`` holds one :class:`Contribution` per input the gradient flows into;
     ``totals`` maps id(tensor) -> that tensor's accumulated gradient after this step.
     """
 
@@ -157,6 +169,7 @@ class GradientTape:
         self._tracked = {}  # id -> tensor: watched tensors and outputs of recorded ops
         self._watched = {}  # id -> tensor: what watch() (or reading a Variable) added, in order
         self._stopped = {}  # id -> tensor: computed from tracked tensors inside stop_recording()
+        self._stopped_from = {}  # id -> ids of the tracked or stopped tensors it was computed from
         self._paused = False  # True inside stop_recording()
         self.last_backward = None  # a Backward record of the latest gradient() call
         self._used = False
@@ -186,13 +199,16 @@ class GradientTape:
         if op.vjps is None:  # not differentiable: no gradient can flow back through it
             return
         tracked = self._tracked
-        if self._paused:  # inside stop_recording(): only note what was computed (or read) unrecorded
-            stopped = self._stopped
+        if self._paused:  # inside stop_recording(): only note what was computed (or read) unrecorded, and from what
+            stopped, stopped_from = self._stopped, self._stopped_from
+            came_from = []
             for t in inputs:
                 if isinstance(t, Variable) and id(t) not in tracked and self.watch_accessed_variables and t.trainable:
-                    stopped[id(t)] = t  # a Variable read only here is never watched
+                    stopped[id(t)], stopped_from[id(t)] = t, ()  # a Variable read only here is never watched
                 if id(t) in tracked or id(t) in stopped:
-                    stopped[id(out)] = out
+                    came_from.append(id(t))
+            if came_from:
+                stopped[id(out)], stopped_from[id(out)] = out, tuple(came_from)
             return
         hit = False
         for t in inputs:
@@ -212,13 +228,13 @@ class GradientTape:
         for t in nest.flatten(tensor):
             if not isinstance(t, Tensor):
                 raise ValueError(
-                    f"watch() takes tensors or Variables, not {type(t).__name__} ({t!r}). "
-                    f"Make a tensor first, e.g. x = tl.constant({t!r}), compute with x, and watch x."
+                    spell(f"watch() takes tensors or Variables, not {type(t).__name__} ({t!r}). "
+                          f"Make a tensor first, e.g. x = tl.constant({t!r}), compute with x, and watch x.")
                 )
             if t._value.dtype.kind != "f":
                 warnings.warn(
-                    f"watch(): the tensor has dtype {t.dtype.name}; only float tensors have gradients, so its "
-                    f"gradient will be None. Use a float, e.g. tl.constant(3.0) or tl.cast(x, tl.float32).",
+                    spell(f"watch(): the tensor has dtype {t.dtype.name}; only float tensors have gradients, so its "
+                          f"gradient will be None. Use a float, e.g. tl.constant(3.0) or tl.cast(x, tl.float32)."),
                     stacklevel=2,
                 )
                 continue
@@ -233,6 +249,11 @@ class GradientTape:
     def stopped(self):
         """Tensors computed from watched ones (or Variables read) inside ``stop_recording()``: no gradient."""
         return tuple(self._stopped.values())
+
+    @property
+    def stopped_from(self):
+        """``id(t) -> ids of what t was computed from`` for each tensor in :attr:`stopped` (the unrecorded links)."""
+        return self._stopped_from
 
     @property
     def used(self):
@@ -251,7 +272,8 @@ class GradientTape:
         """A context in which this tape records nothing (like TF's ``tape.stop_recording()``)."""
         if self not in _state.tapes:
             raise RuntimeError(
-                "stop_recording() is for a tape that is recording: use it inside `with tl.GradientTape() as tape:`."
+                spell("stop_recording() is for a tape that is recording: use it inside "
+                      "`with tl.GradientTape() as tape:`.")
             )
         return _Paused(self)
 
@@ -264,6 +286,7 @@ class GradientTape:
         self._forgotten.update(self._tracked)
         self._tracked.clear()
         self._stopped.clear()
+        self._stopped_from.clear()
         self.last_backward = None
         self._used = False
 
@@ -292,7 +315,7 @@ class GradientTape:
 
         def on_step(e, g, contributions, grads):
             steps.append(Step(index[id(e)], e, to_numpy(g),
-                              [(i, e.inputs[i], e.op.formulas[i], to_numpy(c), to_numpy(total))
+                              [Contribution(i, e.inputs[i], e.op.formulas[i], to_numpy(c), to_numpy(total))
                                for i, c, total in contributions],
                               {k: to_numpy(v) for k, v in grads.items()}))
 
@@ -316,10 +339,10 @@ class GradientTape:
             grads = {k: to_numpy(v) for k, v in grads.items()}
         if self.persistent:  # it records on: keep copies
             self.last_backward = Backward(list(self.entries), targets, sources, grads,
-                                          set(self._tracked), set(self._stopped))
+                                          set(self._tracked), dict(self._stopped_from))
         else:  # a one-shot tape lets go of these right after (_release), so they need no copy
             self.last_backward = Backward(self.entries, targets, sources, grads,
-                                          self._tracked.keys(), self._stopped.keys())
+                                          self._tracked.keys(), self._stopped_from)
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):
@@ -352,9 +375,9 @@ class GradientTape:
     def _check_usable(self, what):
         if self._used:
             raise RuntimeError(
-                f"{what}(): a non-persistent GradientTape can only be used to compute one set of gradients "
-                "(or jacobians); this one already did and released what it recorded. To call gradient() "
-                "more than once, create the tape with tl.GradientTape(persistent=True)."
+                spell(f"{what}(): a non-persistent GradientTape can only be used to compute one set of gradients "
+                      "(or jacobians); this one already did and released what it recorded. To call gradient() "
+                      "more than once, create the tape with tl.GradientTape(persistent=True).")
             )
 
     def _flat_sources(self, sources, what):
@@ -364,9 +387,9 @@ class GradientTape:
                 where = next((f"sources{p} is" for p, leaf in nest.flatten_with_paths(sources)
                               if not isinstance(leaf, Tensor) and p), "got")
                 raise TypeError(
-                    f"{what}(): every source must be a tensor or Variable, {where} {type(s).__name__} ({s!r}). "
-                    "Gradients are taken with respect to values the tape saw: make it a tl.Variable (or "
-                    "tl.constant and tape.watch it) and compute with that inside the tape."
+                    spell(f"{what}(): every source must be a tensor or Variable, {where} {type(s).__name__} ({s!r}). "
+                          "Gradients are taken with respect to values the tape saw: make it a tl.Variable (or "
+                          "tl.constant and tape.watch it) and compute with that inside the tape.")
                 )
         return flat
 
@@ -378,10 +401,10 @@ class GradientTape:
             which = "the target" if len(targets) == 1 else f"target {unseen[0]} of {len(targets)}"
             how = " (it was computed inside stop_recording())" if id(t) in self._stopped else ""
             warnings.warn(
-                f"{what}(): {which} ({t.dtype.name}, shape {tuple(t.shape)}) was not computed on this tape "
-                f"from anything it watches{how}, so no gradient can flow from it: every source gets None (TF's "
-                "behaviour). Compute the target inside `with tape:` from a trainable tl.Variable or a watched "
-                "tensor (tape.watch(x)); ops like argmax, comparisons and casts to int have no gradient.",
+                spell(f"{what}(): {which} ({t.dtype.name}, shape {tuple(t.shape)}) was not computed on this tape "
+                      f"from anything it watches{how}, so no gradient can flow from it: every source gets None (TF's "
+                      "behaviour). Compute the target inside `with tape:` from a trainable tl.Variable or a watched "
+                      "tensor (tape.watch(x)); ops like argmax, comparisons and casts to int have no gradient."),
                 stacklevel=_outside_this_file(),
             )
             return
@@ -390,10 +413,10 @@ class GradientTape:
                     and id(s) not in self._stopped):
                 which = "the source" if len(sources) == 1 else f"source {k}"
                 warnings.warn(
-                    f"{what}(): {which} ({s.dtype.name}, shape {tuple(s.shape)}) is a tensor this tape never "
-                    "watched, so its gradient is None. Only trainable Variables are watched automatically: "
-                    "call tape.watch(x) inside the `with` block before computing with x, or make it a "
-                    "tl.Variable.",
+                    spell(f"{what}(): {which} ({s.dtype.name}, shape {tuple(s.shape)}) is a tensor this tape never "
+                          "watched, so its gradient is None. Only trainable Variables are watched automatically: "
+                          "call tape.watch(x) inside the `with` block before computing with x, or make it a "
+                          "tl.Variable."),
                     stacklevel=_outside_this_file(),
                 )
 
@@ -468,10 +491,10 @@ class GradientTape:
                     rule = vjps[i]
                     if rule is None:
                         raise LookupError(
-                            f"{e.op.name}: no gradient is defined for input {i}, but the gradient must flow "
-                            "through it (it was computed from a watched tensor). Wrap that input in "
-                            "tl.stop_gradient() if no gradient should flow there, or give the op a rule in "
-                            "tapelab/primitives.py."
+                            spell(f"{e.op.name}: no gradient is defined for input {i}, but the gradient must flow "
+                                  "through it (it was computed from a watched tensor). Wrap that input in "
+                                  "tl.stop_gradient() if no gradient should flow there, or give the op a rule in "
+                                  "tapelab/primitives.py.")
                         )
                     try:
                         c = rule(B, g, out, *values, **params)
@@ -512,9 +535,9 @@ class GradientTape:
         """The result for a source the gradient never reached: None (with a warning if it is an integer) or zeros."""
         if source._value.dtype.kind != "f":
             warnings.warn(
-                f"gradient(): a source has dtype {source.dtype.name}; only float tensors have gradients, so its "
-                f"gradient is None. To differentiate with respect to it, make it a float: tl.cast(x, tl.float32) "
-                f"or tl.Variable(3.0) instead of tl.Variable(3).",
+                spell(f"gradient(): a source has dtype {source.dtype.name}; only float tensors have gradients, so its "
+                      f"gradient is None. To differentiate with respect to it, make it a float: tl.cast(x, tl.float32) "
+                      f"or tl.Variable(3.0) instead of tl.Variable(3)."),
                 stacklevel=_outside_this_file(),
             )
             return None
@@ -529,6 +552,7 @@ class GradientTape:
             self._tracked = {}
             self._watched = {}
             self._stopped = {}
+            self._stopped_from = {}
 
     # --- display ------------------------------------------------------------------------------
     def __repr__(self):
@@ -572,8 +596,8 @@ def _unconnected(value):
         return UnconnectedGradients(str(value).lower())
     except ValueError:
         raise ValueError(
-            f"unconnected_gradients={value!r} is not understood. Use tl.UnconnectedGradients.NONE (the "
-            f"default: None for sources the target does not depend on) or tl.UnconnectedGradients.ZERO (zeros)."
+            spell(f"unconnected_gradients={value!r} is not understood. Use tl.UnconnectedGradients.NONE (the "
+                  f"default: None for sources the target does not depend on) or tl.UnconnectedGradients.ZERO (zeros).")
         ) from None
 
 
@@ -618,6 +642,6 @@ class name_scope:
 def gradients(*args, **kwargs):
     """Symbolic gradients do not exist in eager mode: use a GradientTape."""
     raise RuntimeError(
-        "tapelab.gradients is not supported when eager execution is enabled. Use tapelab.GradientTape instead:\n"
-        "    with tl.GradientTape() as tape:\n        loss = ...\n    grads = tape.gradient(loss, variables)"
+        spell("tl.gradients is not supported when eager execution is enabled. Use tl.GradientTape instead:\n"
+              "    with tl.GradientTape() as tape:\n        loss = ...\n    grads = tape.gradient(loss, variables)")
     )

@@ -5,6 +5,7 @@ import itertools
 import numpy as np
 
 from tapelab import dtypes
+from tapelab.learner import spell
 
 _PRINT_OPTIONS = dict(precision=8, suppress=False, threshold=1000)
 
@@ -79,8 +80,8 @@ class Tensor:
     def _scalar(self, kind):
         if self._value.size != 1:
             raise (ValueError if kind == "bool" else TypeError)(
-                f"{kind}() needs a tensor with exactly one element, but this one has shape "
-                f"{tuple(self._value.shape)}. Reduce it first (e.g. tl.reduce_sum) or index one element."
+                spell(f"{kind}() needs a tensor with exactly one element, but this one has shape "
+                      f"{tuple(self._value.shape)}. Reduce it first (e.g. tl.reduce_sum) or index one element.")
             )
         return self._value.reshape(()).item()
 
@@ -334,8 +335,8 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     if isinstance(value, Tensor):
         if dtype is not None and dtypes.as_dtype(dtype) != value.dtype:
             raise ValueError(
-                f"Tensor conversion requested dtype {dtypes.as_dtype(dtype).name} for a tensor with dtype "
-                f"{value.dtype.name}. Use tl.cast(x, tl.{dtypes.as_dtype(dtype).name}) to convert it."
+                spell(f"Tensor conversion requested dtype {dtypes.as_dtype(dtype).name} for a tensor with dtype "
+                      f"{value.dtype.name}. Use tl.cast(x, tl.{dtypes.as_dtype(dtype).name}) to convert it.")
             )
         return value
     if dtype is None and dtype_hint is not None and not isinstance(value, (np.ndarray, np.generic)):
@@ -359,8 +360,8 @@ def _check_lossless(value, np_dtype):
     if np_dtype.kind in "iub" and not isinstance(value, (np.ndarray, np.generic)):
         if np.size(value) and np.asarray(value).dtype.kind in ("fiu" if np_dtype.kind == "b" else "f"):
             raise TypeError(
-                f"Cannot convert {value!r} to a tensor of dtype {np_dtype}: Python floats are not silently "
-                f"truncated. Use a float tensor, or tl.cast(tl.constant({value!r}), tl.{np_dtype}) to truncate."
+                spell(f"Cannot convert {value!r} to a tensor of dtype {np_dtype}: Python floats are not silently "
+                      f"truncated. Use a float tensor, or tl.cast(tl.constant({value!r}), tl.{np_dtype}) to truncate.")
             )
 
 

@@ -5,7 +5,8 @@
 Debian's Chromium (/usr/bin/chromium) is driven by Playwright's Python package; Playwright's own
 browser download (``playwright install``) is never used. Without Chromium or Playwright the test is
 skipped, unless the environment variable CI is set: then it fails, so CI cannot pass without it.
-The screenshot goes to docs/stepper.png.
+The screenshot goes to build/screenshots/stepper.png (ignored by git), or to the folder named by the environment
+variable TAPELAB_SCREENSHOTS: ``python docs/make_pictures.py --stepper`` uses that to refresh docs/stepper.png.
 """
 
 import json
@@ -26,7 +27,8 @@ pytestmark = pytest.mark.browser
 CHROMIUM = os.environ.get("TAPELAB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
-SCREENSHOT = Path(__file__).resolve().parent.parent / "docs" / "stepper.png"
+ROOT = Path(__file__).resolve().parent.parent
+SCREENSHOT = Path(os.environ.get("TAPELAB_SCREENSHOTS") or ROOT / "build" / "screenshots") / "stepper.png"
 
 CELLS = [
     "import tapelab as tl\n"
@@ -185,7 +187,7 @@ def test_stepper_in_jupyterlab_with_headless_chromium(lab):
             page.wait_for_selector('.tapelab-stepper-panel[data-position="2"]')
             assert page.evaluate(HIGHLIGHTED) == ["op_0"]
 
-            SCREENSHOT.parent.mkdir(exist_ok=True)
+            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
             page.locator(".tapelab-stepper").screenshot(path=str(SCREENSHOT))
             assert SCREENSHOT.stat().st_size > 10_000
         finally:

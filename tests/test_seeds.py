@@ -30,7 +30,7 @@ def test_seed_000_tape_example_two_sources():
 
 
 def test_seed_000_tf_gradients_is_not_supported_in_eager_mode():
-    with pytest.raises(RuntimeError, match="not supported when eager execution is enabled. Use tapelab.GradientTape"):
+    with pytest.raises(RuntimeError, match="not supported when eager execution is enabled. Use tf.GradientTape"):
         tf.gradients(tf.constant(1.0), tf.constant(1.0))
 
 

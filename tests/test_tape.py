@@ -215,7 +215,7 @@ def test_reentering_an_active_tape_is_an_error():
 
 
 def test_tf_gradients_says_use_a_tape():
-    with pytest.raises(RuntimeError, match="Use tapelab.GradientTape instead"):
+    with pytest.raises(RuntimeError, match="Use tl.GradientTape instead"):
         tl.gradients(tl.constant(1.0), [tl.constant(1.0)])
 
 

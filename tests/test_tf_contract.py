@@ -38,10 +38,11 @@ TOLERANCE = {"float16": (1e-3, 1e-4), "float32": (1e-6, 1e-7), "float64": (1e-12
 # Key words tapelab's own message must contain (case-insensitive), where the contract demands them.
 MESSAGE_KEYWORDS = {
     "tape_second_gradient_non_persistent": ["persistent=True"],
-    "tf_gradients_raises": ["GradientTape"],
-    "op_add_float32_int32_tensors": ["cast"],
-    "op_add_float32_float64_tensors": ["cast"],
-    "tf_matmul_int_float_mismatch": ["cast", "matmul"],
+    # the snippets import tapelab as tf, so messages name tapelab's functions that way (tf.cast, not tl.cast)
+    "tf_gradients_raises": ["tf.gradients is not supported when eager execution is enabled. Use tf.GradientTape"],
+    "op_add_float32_int32_tensors": ["tf.cast("],
+    "op_add_float32_float64_tensors": ["tf.cast("],
+    "tf_matmul_int_float_mismatch": ["tf.cast(", "matmul"],
     "op_add_shape_mismatch": ["add"],
     "op_matmul_shape_mismatch": ["matmul"],
     "tf_reshape_bad": ["reshape"],

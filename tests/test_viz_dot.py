@@ -204,7 +204,7 @@ def test_node_cap_keeps_the_ops_nearest_the_target_and_summarises_the_rest():
     assert ops == ["op_16", "op_17", "op_18", "op_19"]
     assert nodes["more"]["label"] == ("... 16 more ops\n(earlier on the tape: multiply (8), tanh (8))\n"
                                       "max_ops=None draws them all")
-    assert ("more", "t_q") in edges and edges[("more", "t_q")]["style"] == "dashed"  # q = op 15's output
+    assert ("more", "t_r") in edges and edges[("more", "t_r")]["style"] == "dashed"  # r = op 15's output (no g)
     assert "t_x" not in nodes  # only read by hidden ops
     full, _, _ = parse(to_dot(tape, max_ops=None))
     assert sum(k.startswith("op_") for k in full) == 20 and "more" not in full

@@ -134,7 +134,9 @@ def test_rich_display_mimebundle():
     assert set(tape._repr_mimebundle_(exclude=["image/svg+xml"])) == {"text/plain"}
     drawing = draw(tape)
     assert drawing._repr_mimebundle_()["image/svg+xml"] == drawing.svg == drawing._repr_svg_()
-    assert "rendered by" in drawing._repr_mimebundle_()["text/plain"]
+    # the text form is the same whichever Graphviz drew it (nbval compares it on every machine)
+    text = drawing._repr_mimebundle_()["text/plain"]
+    assert text == "<tapelab.viz.Drawing: 5 edges; .save('tape.svg' or 'tape.png')>"
 
 
 def test_a_failing_graphviz_run_names_the_program(tmp_path):

@@ -10,6 +10,7 @@ when collapsed; a source whose gradient is None is greyed out with the reason.
 from collections import Counter
 from collections.abc import Mapping
 
+from tapelab.learner import spell
 from tapelab.tensor import Tensor
 from tapelab.viz import fmt
 from tapelab.viz.trace import trace
@@ -65,7 +66,7 @@ def to_dot(tape, target=None, sources=None, *, detail="values", highlight=(), ed
         raise ValueError(f"to_dot: max_ops={max_ops!r} must be at least 1 (or None to draw every op).")
     tr = trace(tape, target, sources)
     if not tr.ops and title is None:  # an empty picture teaches nothing: say why it is empty
-        title = EMPTY_TITLE
+        title = spell(EMPTY_TITLE)
     return _Graph(tr, detail, collapse, expand, max_ops).dot(highlight, edge_colors, edge_labels, rankdir, title)
 
 

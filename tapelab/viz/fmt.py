@@ -23,7 +23,9 @@ def shape_text(shape):
 
 
 def value_text(v, small=SMALL):
-    """``[[1, 1], [1, 1]]`` for a small array (4 significant digits), ``None`` for a big one."""
+    """``[[1, 1], [1, 1]]`` for a small array (4 significant digits), ``None`` for a big one (or no value)."""
+    if v is None:
+        return None
     v = np.asarray(v)
     if v.size > small:
         return None

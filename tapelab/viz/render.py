@@ -112,7 +112,7 @@ class Drawing:
 
     def __repr__(self):
         n = self.source.count("->")
-        return f"<tapelab.viz.Drawing: {n} edges, rendered by {self.dot[0]} dot; .save('tape.svg' or 'tape.png')>"
+        return f"<tapelab.viz.Drawing: {n} edges; .save('tape.svg' or 'tape.png')>"  # (.dot says which Graphviz)
 
     def png(self):
         """The picture as PNG bytes."""

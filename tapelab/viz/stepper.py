@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tapelab.learner import spell
 from tapelab.tensor import Tensor
 from tapelab.viz import fmt
 from tapelab.viz.dot import COLLAPSE_OVER, MAX_OPS, to_dot
@@ -41,10 +42,11 @@ class _Recorded:
 
     last_backward = None
 
-    def __init__(self, entries, watched, stopped, tracked):
+    def __init__(self, entries, watched, stopped, stopped_from, tracked):
         self.entries = entries
         self.watched = tuple(watched)
         self.stopped = tuple(stopped)
+        self.stopped_from = stopped_from
         self._tracked = set(tracked)  # ids
 
     def tracks(self, tensor):
@@ -96,18 +98,18 @@ def replay(tape, target, sources, output_gradients=None, *, collapse=None, expan
         raise TypeError("replay: give the tape, the target and the sources, e.g. replay(tape, loss, [x, y]).")
     if tape.used:
         raise RuntimeError(
-            "BackwardStepper: this GradientTape was already used by gradient() (or another stepper), and a "
-            "non-persistent tape releases its ops after one backward pass, so there is nothing left to step "
-            "through. Record the computation again with\n"
-            "    with tl.GradientTape(persistent=True) as tape:\n"
-            "        ...\n"
-            "to step through it and also call tape.gradient(), or build the stepper before gradient() "
-            "(its table ends with the same gradients)."
+            spell("BackwardStepper: this GradientTape was already used by gradient() (or another stepper), and a "
+                  "non-persistent tape releases its ops after one backward pass, so there is nothing left to step "
+                  "through. Record the computation again with\n"
+                  "    with tl.GradientTape(persistent=True) as tape:\n"
+                  "        ...\n"
+                  "to step through it and also call tape.gradient(), or build the stepper before gradient() "
+                  "(its table ends with the same gradients).")
         )
     entries, watched, stopped = list(tape.entries), tape.watched, tape.stopped  # a one-shot tape lets go of them
     steps = tape.backward_steps(target, sources, output_gradients)
     bw = tape.last_backward
-    recorded = _Recorded(entries, watched, stopped, bw.tracked)
+    recorded = _Recorded(entries, watched, stopped, bw.stopped, bw.tracked)
     targets = list(bw.targets)
     flat_sources = list(bw.sources)
     if collapse is None:

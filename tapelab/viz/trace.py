@@ -4,7 +4,11 @@
 
 Keys are ``id(tensor)`` (tensors are unhashable, like TF's); they are only used while the tape holds the
 tensors alive. Names are what a learner sees: a Variable's own name (``x`` for ``x:0``), else a, b, c, ...
-in order of first appearance, skipping names Variables already use.
+in order of first appearance, skipping names Variables already use and ``g``, which every gradient
+formula uses for the gradient arriving at an op.
+
+A traced ``Graph`` (``tl.function``) holds no values: its placeholders, the nodes computed from them
+and the Variables it captures show none (``value`` is ``None``); only its constants do.
 """
 
 from dataclasses import dataclass, field
@@ -29,7 +33,7 @@ class TensorInfo:
     kind: str  # "variable", "watched", "placeholder", "constant", "stopped" or "intermediate"
     shape: tuple
     dtype: str
-    value: np.ndarray  # the value at record time
+    value: np.ndarray  # the value at record time (None in a traced graph, except for constants)
     trainable: bool = False
     producer: int = None  # index of the op that computed it (intermediates)
     scope: str = ""  # the name scope of its producer ("" for inputs)
@@ -68,6 +72,9 @@ class Trace:
     @property
     def inputs(self):
         return [t for t in self.tensors.values() if t.producer is None]
+
+
+RESERVED = {"g"}  # the formulas' name for the upstream gradient (dx = g * y): never a tensor's generated name
 
 
 def letters(n):
@@ -116,13 +123,14 @@ def trace(tape, target=None, sources=None):
         tracked, stopped = bw.tracked, bw.stopped
     else:
         tracked = {id(t) for t in tape.watched} | {id(e.output) for e in entries if tape.tracks(e.output)}
-        stopped = {id(t) for t in tape.stopped}
+        stopped = tape.stopped_from  # id -> ids it was computed from
     watched_ids = {id(t) for t in tape.watched} if tape.watched else set()
 
     produced = {}  # id(output) -> op index
     for k, e in enumerate(entries):
         produced.setdefault(id(e.output), k)
 
+    is_graph = hasattr(tape, "placeholders")  # a traced graph: values exist only when it runs
     # inputs in order of first use; then sources/watched tensors the entries never used
     tensors, order = {}, []
     tensors_by_key = {}  # key -> the tensor itself
@@ -140,7 +148,8 @@ def trace(tape, target=None, sources=None):
             kind = "stopped"
         else:
             kind = "constant"
-        tensors[id(t)] = TensorInfo(id(t), None, kind, tuple(value.shape), value.dtype.name, value,
+        shown = None if is_graph and kind != "constant" else value
+        tensors[id(t)] = TensorInfo(id(t), None, kind, tuple(value.shape), value.dtype.name, shown,
                                     trainable=bool(getattr(t, "trainable", False)))
         order.append((t, None))
         tensors_by_key[id(t)] = t
@@ -156,8 +165,8 @@ def trace(tape, target=None, sources=None):
         out = e.output
         if id(out) not in tensors:
             v = out._value
-            tensors[id(out)] = TensorInfo(id(out), None, "intermediate", tuple(v.shape), v.dtype.name, v,
-                                          producer=k, scope=e.scope)
+            tensors[id(out)] = TensorInfo(id(out), None, "intermediate", tuple(v.shape), v.dtype.name,
+                                          None if is_graph else v, producer=k, scope=e.scope)
             order.append((out, k))
             tensors_by_key[id(out)] = out
         rule = e.op.formulas  # one string per input; none for a traced Graph's assign, argmax, ... nodes
@@ -172,7 +181,7 @@ def trace(tape, target=None, sources=None):
         tensors[key].is_target = True
     reach = _reaching(ops, tr.targets)
     stopped_target = any(k in stopped for k in tr.targets)
-    stopped_on_path = sorted(tensors[k].name for k in reach if k in stopped and k in tensors)
+    stopped_on_path = [k for k in reach if k in stopped and k in tensors]
     for key, info in tensors.items():
         if use_bw and key in bw.grads:
             info.grad = bw.grads[key]
@@ -184,7 +193,8 @@ def trace(tape, target=None, sources=None):
         else:  # what it would return: the engine follows recorded ops from tracked tensors only
             gets_grad = bool(tr.targets) and key in reach and key in tracked
         if not gets_grad and (use_bw or tr.targets):
-            info.none_reason = _none_reason(info, key, tracked, stopped, stopped_target, stopped_on_path)
+            through = sorted(tensors[k].name for k in stopped_on_path if key in _came_from(k, ops, stopped))
+            info.none_reason = _none_reason(info, key, tracked, stopped, stopped_target, through)
     return tr
 
 
@@ -204,7 +214,7 @@ def _name_tensors(tensors, order):
     k = 0
     for t, _ in order:
         if tensors[id(t)].name is None:
-            while letters(k) in taken:
+            while letters(k) in taken or letters(k) in RESERVED:
                 k += 1
             tensors[id(t)].name = letters(k)
             k += 1
@@ -219,8 +229,25 @@ def _reaching(ops, targets):
     return need
 
 
-def _none_reason(info, key, tracked, stopped, stopped_target, stopped_on_path):
-    """Why no gradient reached this source (the engine's own rules, in the order a learner checks them)."""
+def _came_from(key, ops, stopped):
+    """Keys of everything ``key`` was computed from: through recorded ops and through unrecorded (stopped) ones."""
+    producer = {op.output: op for op in ops}
+    seen, todo = set(), [key]
+    while todo:
+        k = todo.pop()
+        links = list(stopped.get(k, ())) + (producer[k].inputs if k in producer else [])
+        for j in links:
+            if j not in seen:
+                seen.add(j)
+                todo.append(j)
+    return seen
+
+
+def _none_reason(info, key, tracked, stopped, stopped_target, through_stopped):
+    """Why no gradient reached this source (the engine's own rules, in the order a learner checks them).
+
+    ``through_stopped``: names of the tensors on the target's path that were computed from this source
+    while recording was stopped (the tape did not record that link)."""
     if info.dtype not in ("float16", "float32", "float64"):
         return NOT_FLOAT
     if key in stopped:
@@ -229,6 +256,6 @@ def _none_reason(info, key, tracked, stopped, stopped_target, stopped_on_path):
         return NOT_WATCHED
     if stopped_target:  # the target itself was computed inside stop_recording(): nothing leads back
         return "the target was " + STOPPED
-    if stopped_on_path:  # the tape cannot tell whether the unrecorded part used this source
-        return f"{NOT_CONNECTED} (its path may run through {', '.join(stopped_on_path)}, {STOPPED})"
+    if through_stopped:  # it does lead to the target, but through a link the tape did not record
+        return f"{NOT_CONNECTED}: its path runs through {', '.join(through_stopped)}, {STOPPED}"
     return NOT_CONNECTED

@@ -1,0 +1,104 @@
+"""Self-checks for the lessons' exercises: each answer is not answered yet, correct, or wrong with a hint.
+
+An exercise cell starts with ``...`` where the answer goes; the self-check cell calls :func:`check`
+once per question and prints one line each::
+
+    ○ 1. dtype of tf.constant([1, 2.5]): not answered yet (replace the ... above)
+    ✓ 1. dtype of tf.constant([1, 2.5]): correct
+    ✗ 1. dtype of tf.constant([1, 2.5]): not yet: your answer is int32. Hint: a list with a float in it ...
+"""
+
+import contextlib
+import io
+import numbers
+
+import numpy as np
+
+from tapelab import dtypes
+
+UNANSWERED, CORRECT, WRONG = "not answered yet", "correct", "not yet"
+MARKS = {UNANSWERED: "○", CORRECT: "✓", WRONG: "✗"}
+
+
+def check(question, answer, expected=None, *, test=None, hint="", tol=1e-4):
+    """Print one line: whether ``answer`` is right (correct), wrong (not yet, with what is wrong), or not answered yet.
+
+    ``answer`` is unanswered while it is ``...`` or ``None``. It is compared with ``expected``: a dtype
+    with a dtype (``"float32"``, ``tf.float32`` and ``np.float32`` are the same), a number or array with a
+    number or array (within ``tol``), a ``bool`` with a ``bool``, a string with a string or any string of a
+    tuple (case and surrounding spaces ignored). For anything else pass ``test``, a function of the answer
+    that returns ``True`` when it is right, a string saying what is wrong, or ``None`` when the answer does
+    nothing yet. ``hint`` is printed when the answer is wrong.
+
+    >>> check("2 + 2", ..., 4)
+    ○ 2 + 2: not answered yet (replace the ... above)
+    >>> check("2 + 2", 5, 4, hint="count on your fingers")
+    ✗ 2 + 2: not yet: your answer is 5. Hint: count on your fingers
+    >>> check("2 + 2", 4.0, 4)
+    ✓ 2 + 2: correct
+    """
+    if answer is ... or answer is None:
+        status, why = UNANSWERED, ""
+    else:
+        if test is None:
+            verdict = _compare(answer, expected, tol)
+        else:
+            try:
+                verdict = test(answer)
+            except Exception as err:  # the learner's code failed: that is what is wrong
+                verdict = f"it raised {type(err).__name__}: {err}"
+        if verdict is None:
+            status, why = UNANSWERED, ""
+        elif verdict is True:
+            status, why = CORRECT, ""
+        else:
+            status = WRONG
+            why = verdict if isinstance(verdict, str) else f"your answer is {_text(answer)}"
+    line = f"{MARKS[status]} {question}: {status}"
+    if status == UNANSWERED:
+        line += " (replace the ... above)"
+    elif status == WRONG:
+        line += f": {why}" + (f". Hint: {hint}" if hint else "")
+    print(line)
+
+
+def _compare(answer, expected, tol):
+    if isinstance(expected, dtypes.DType):
+        try:
+            return dtypes.as_dtype(answer) == expected
+        except (TypeError, ValueError):
+            return f"{answer!r} is not a dtype (write it like 'float32' or tf.float32)"
+    if isinstance(expected, bool):
+        return answer is expected or (isinstance(answer, (bool, np.bool_)) and bool(answer) == expected) or (
+            f"your answer is {answer!r}; answer True or False")
+    if isinstance(expected, (str, tuple)):
+        allowed = (expected,) if isinstance(expected, str) else expected
+        return isinstance(answer, str) and answer.strip().lower() in {a.lower() for a in allowed}
+    if isinstance(expected, numbers.Number) or hasattr(expected, "__array__") or isinstance(expected, list):
+        got, want = np.asarray(answer, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+        if got.shape != want.shape:
+            return f"your answer has shape {got.shape}, the answer has shape {want.shape}"
+        return bool(np.allclose(got, want, rtol=tol, atol=tol))
+    raise TypeError(f"check: cannot compare with {type(expected).__name__}; pass test=")
+
+
+def _text(answer):
+    if isinstance(answer, dtypes.DType):
+        return answer.name
+    if hasattr(answer, "numpy"):
+        answer = answer.numpy()
+    if isinstance(answer, np.ndarray):
+        return np.array2string(answer, separator=", ")
+    return repr(answer)
+
+
+def printed(fn, *args):
+    """The lines ``fn(*args)`` prints (for checking a function the learner wrote).
+
+    >>> printed(lambda n: print(*range(n), sep="\\n"), 3)
+    ['0', '1', '2']
+    """
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        fn(*args)
+    return out.getvalue().splitlines()
