@@ -17,6 +17,7 @@ becomes one graph.
 """
 
 import functools
+import inspect
 
 import numpy as np
 
@@ -105,6 +106,7 @@ class Graph:
     def __init__(self, name):
         self.name = name
         self.placeholders = []  # one SymbolicTensor per tensor argument
+        self.input_names = {}  # id(placeholder) -> the function's parameter name (how pictures name it)
         self.entries = []  # the nodes, as tape entries: (op, inputs, values, output, params, scope)
         self.outputs = None  # the function's result (a structure of tensors and Python values)
         self.last_backward = None  # (so the tape viewer can draw a graph)
@@ -192,6 +194,16 @@ class Graph:
         return bundle
 
 
+def _parameter_names(fn, args, kwargs, placeholders):
+    """id(placeholder) -> the name of the parameter it was passed as (``x`` for ``def f(x)``), where one is known."""
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs).arguments
+    except (TypeError, ValueError):  # a builtin without a signature, or arguments that do not bind
+        return {}
+    ids = {id(p) for p in placeholders}
+    return {id(value): name for name, value in bound.items() if id(value) in ids}
+
+
 class Function:
     """A Python function that runs as a traced graph; see :func:`function`."""
 
@@ -244,6 +256,7 @@ class Function:
             return p
 
         traced_args, traced_kwargs = _map_args(placeholder, args, kwargs)
+        graph.input_names = _parameter_names(self.python_function, traced_args, traced_kwargs, graph.placeholders)
         outer, _state.tapes[:] = _state.tapes[:], [graph]  # outer tapes must not see the rehearsal
         try:
             graph.outputs = self.python_function(*traced_args, **traced_kwargs)

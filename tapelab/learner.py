@@ -1,35 +1,45 @@
-"""What the learner's own code calls things: the name it imported tapelab under (``tf`` or ``tl``).
+"""What the learner's own code calls things: the name it imported tapelab under, and its tensors' names.
 
 Messages are written with ``tl.`` (``tl.cast(x, tl.float32)``); :func:`spell` rewrites them the way
-the calling code spells the package, found in the first frame outside tapelab that holds it.
+the calling code spells the package (``tf.cast`` after ``import tapelab as tf``). Pictures of a tape
+show each tensor under the name the calling code holds it by (:func:`code_names`): ``z``, ``loss``.
+
+Both look in the frames outside tapelab, innermost first: a notebook's user namespace, a script's
+globals, ``exec()`` namespaces, and a function's globals. A function's own locals are read only on
+Python 3.13 and later: before that, ``frame.f_locals`` makes a snapshot that keeps the function's
+tensors alive after it deletes them.
 """
 
 import inspect
+import os
 import re
 import sys
 
+import numpy as np
+
 _PACKAGE = __name__.rpartition(".")[0]  # "tapelab"
+_HOME = os.path.dirname(os.path.abspath(__file__)) + os.sep  # tapelab's own code lives here
 _TL = re.compile(r"\btl\.")
-_OPTIMIZED = inspect.CO_OPTIMIZED
+_LIVE_LOCALS = sys.version_info >= (3, 13)  # PEP 667: f_locals is a view of the frame, not a snapshot
+_SKIP = {"In", "Out", "exit", "quit", "get_ipython"}  # IPython's own names
 
 
 def learner_frames(limit=50):
-    """The call stack outside tapelab, innermost first (the learner's cell or script, then its callers)."""
+    """The call stack outside tapelab's own files, innermost first (the learner's cell or script, then its callers)."""
     frame = sys._getframe(1)
     while frame is not None and limit:
-        name = frame.f_globals.get("__name__") or ""
-        if name != _PACKAGE and not name.startswith(_PACKAGE + "."):
+        if not frame.f_code.co_filename.startswith(_HOME):
             yield frame
         frame, limit = frame.f_back, limit - 1
 
 
 def namespaces(frame):
-    """The dicts that hold a frame's names without copying them: a module's, a notebook cell's or exec()'s
-    namespace, and its globals. (A function's locals are not read: in CPython < 3.13, ``frame.f_locals``
-    makes a snapshot that keeps the function's tensors alive after it deletes them.)"""
-    if frame.f_code.co_flags & _OPTIMIZED:  # a function: fast locals, only its globals are a plain dict
-        return (frame.f_globals,)
-    return (frame.f_locals,) if frame.f_locals is frame.f_globals else (frame.f_locals, frame.f_globals)
+    """The dicts that hold a frame's names without a snapshot: its locals when they are a plain dict (a module,
+    a notebook cell, ``exec()``) or a live view (Python >= 3.13), then its globals."""
+    if not frame.f_code.co_flags & inspect.CO_OPTIMIZED or _LIVE_LOCALS:
+        if frame.f_locals is not frame.f_globals:
+            return (frame.f_locals, frame.f_globals)
+    return (frame.f_globals,)
 
 
 def package_alias():
@@ -50,3 +60,25 @@ def spell(message):
         return message
     alias = package_alias()
     return message if alias == "tl" else _TL.sub(f"{alias}." if alias else "", message)
+
+
+def code_names(tensors):
+    """``id(tensor) -> the name the calling code holds it by``, for those of ``tensors`` it holds.
+
+    Identity only, never equal values: a name counts if it is bound to the tensor itself, or to the numpy
+    array the tensor wraps (``x = np.ones(3)`` passed to an op). The innermost frame wins; within one
+    namespace, the name bound first (dict order); names starting with ``_`` (IPython's ``_``, ``_3``) and
+    IPython's ``In``/``Out`` are skipped. A name rebound since names only what it holds now.
+    """
+    by_id = {id(t): id(t) for t in tensors}
+    by_id.update((id(t._value), id(t)) for t in tensors if type(t._value) is np.ndarray)
+    found = {}
+    for frame in learner_frames():
+        for namespace in namespaces(frame):
+            for name, value in list(namespace.items()):
+                key = by_id.get(id(value))
+                if key is not None and key not in found and not name.startswith("_") and name not in _SKIP:
+                    found[key] = name
+        if len(found) == len(tensors):
+            break
+    return found

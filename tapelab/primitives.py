@@ -1,10 +1,13 @@
 """The one table of primitives: for every op, its numpy forward, one VJP per input and the formulas.
 
 A VJP ("vector-Jacobian product") turns the gradient ``g`` that reaches an op's output into the
-contribution for one input. Each rule is written once, against a small backend ``B`` and plain
-operators, so the same rule runs on numpy arrays (ordinary ``gradient()``: fast) or on tensors
-(when an outer tape is recording: the backward pass is itself recorded, giving higher-order
-derivatives). Signature: ``vjp(B, g, out, *inputs, **params)``.
+contribution for one input. Its formula is written in the rule's own names: ``dx`` for the input it
+serves, ``x``, ``y``, ... for the inputs, ``g`` for the upstream gradient and ``out`` for the op's
+output; pictures rewrite them in the learner's names (``∂loss/∂x = ∂loss/∂z @ y.T``).
+
+Each rule is written once, against a small backend ``B`` and plain operators, so the same rule runs
+on numpy arrays (ordinary ``gradient()``: fast) or on tensors (when an outer tape is recording: the
+backward pass is itself recorded, giving higher-order derivatives). Signature: ``vjp(B, g, out, *inputs, **params)``.
 
 An op may also save a *residual* from its forward pass for its rules (``saves=True``: the forward
 returns ``(output, residual)`` and the rules get ``residual=``), as TF's fused cross-entropy kernel
@@ -248,13 +251,13 @@ def _where_vjps():
 # --- the table -----------------------------------------------------------------------------
 # elementwise, one input
 defop("negative", np.negative, (lambda B, g, out, x: -g,), ("dx = -g",))
-defop("square", np.square, (lambda B, g, out, x: g * 2 * x,), ("dx = g * 2x",))
-defop("sqrt", np.sqrt, (lambda B, g, out, x: g * 0.5 / out,), ("dx = g / (2 sqrt(x))",), float_only=True)
+defop("square", np.square, (lambda B, g, out, x: g * 2 * x,), ("dx = g * 2 * x",))
+defop("sqrt", np.sqrt, (lambda B, g, out, x: g * 0.5 / out,), ("dx = g / (2 * sqrt(x))",), float_only=True)
 defop("exp", np.exp, (lambda B, g, out, x: g * out,), ("dx = g * exp(x)",), float_only=True)
 defop("log", np.log, (lambda B, g, out, x: g / x,), ("dx = g / x",), float_only=True)
 defop("abs", np.abs, (lambda B, g, out, x: g * B.sign(x),), ("dx = g * sign(x)",))
 defop("tanh", np.tanh, (lambda B, g, out, x: g * (1 - out * out),), ("dx = g * (1 - tanh(x)^2)",), float_only=True)
-defop("sigmoid", _sigmoid, (lambda B, g, out, x: g * out * (1 - out),), ("dx = g * s * (1 - s)",), float_only=True)
+defop("sigmoid", _sigmoid, (lambda B, g, out, x: g * out * (1 - out),), ("dx = g * out * (1 - out)",), float_only=True)
 defop("relu", lambda x: np.maximum(x, 0), (lambda B, g, out, x: g * _mask(B, x > 0, g),), ("dx = g * [x > 0]",))
 defop("sign", np.sign, (_no_grad,), ("dx = 0",))
 defop("floor", np.floor, (_no_grad,), ("dx = 0",), float_only=True)
@@ -336,7 +339,7 @@ def _max_vjp(B, g, out, x, axis):
 # neural-network ops (numerically stable forms)
 defop("softmax", _softmax,
       (lambda B, g, out, x, axis: out * (g - B.reduce_sum(g * out, axis=(axis,), keepdims=True)),),
-      ("dx = y * (g - sum(g * y))",), float_only=True)
+      ("dx = out * (g - sum(g * out))",), float_only=True)
 defop("log_softmax", _log_softmax,
       (lambda B, g, out, x, axis: g - B.exp(out) * B.reduce_sum(g, axis=(axis,), keepdims=True),),
       ("dx = g - softmax(x) * sum(g)",), float_only=True)

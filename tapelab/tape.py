@@ -560,7 +560,7 @@ class GradientTape:
         return f"<tapelab.GradientTape {kind}with {len(self.entries)} entries>"
 
     def __str__(self):  # print(tape): the listing of inputs, ops and gradients (tapelab.viz.format_tape)
-        from tapelab.viz.listing import format_tape
+        from tapelab.viz.text import format_tape
         return format_tape(self)
 
     def _repr_mimebundle_(self, include=None, exclude=None):  # Jupyter: the picture (SVG) and the listing

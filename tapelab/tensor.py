@@ -251,13 +251,18 @@ class Variable(Tensor):
             initial_value = initial_value()
         value = convert_to_tensor(initial_value, dtype=dtype)._value
         super().__init__(np.array(value))  # own copy: nobody else can change our value
-        self._name = name or "Variable"
+        self._name = name  # None: TF's default name, "Variable"
         self.trainable = bool(trainable)
         self._uid = next(Variable._created)
 
     @property
     def name(self):
-        return f"{self._name}:0"
+        return f"{self._name or 'Variable'}:0"
+
+    @property
+    def given_name(self):
+        """The ``name=`` it was created with (without TF's ``:0``), or ``None`` if it has the default name."""
+        return self._name
 
     def value(self):
         """The current value as a plain Tensor (recorded like a read, so gradients flow to the Variable)."""

@@ -96,7 +96,7 @@ def test_backward_error_names_the_op_the_input_and_the_rule():
     assert (e.op, e.entry_index, e.phase) == ("sqrt", 0, "backward")
     msg = str(e)
     assert "the gradient of sqrt for its input 0 contains +Inf (backward pass), entry 0 on the tape" in msg
-    assert "rule: dx = g / (2 sqrt(x))" in msg and "upstream gradient g: shape (2,) float32, values in [1, 1]" in msg
+    assert "rule: dx = g / (2 * sqrt(x))" in msg and "upstream gradient g: shape (2,) float32, values in [1, 1]" in msg
     assert "input 0: shape (2,) float32, values in [0, 4]" in msg and "add a small epsilon" in msg
 
 

@@ -1,51 +1,107 @@
-"""The tape listing (print(tape)): exact text for small tapes, names, scopes, params, gradients, None reasons."""
+"""The tape listing (print(tape)): exact text for small tapes, the code's names, scopes, params, gradients, reasons.
 
+Tensors a test function holds in its locals are not looked up (CPython < 3.13 would keep them alive), so the
+listings of tapes made in test functions show generated names (%0 is op 0's output); code run as a notebook
+cell or a script, as in ``exec`` below, names them.
+"""
+
+import subprocess
+import sys
+import textwrap
 import warnings
 
 import pytest
 
 import tapelab as tl
-from tapelab.viz import format_tape, listing
-from tapelab.viz.trace import letters, trace
+from tapelab.viz import format_tape, tape_data
 from tests.tapes import seed_000
+
+SEED_000 = """\
+x = tl.Variable(tl.ones((2, 2)), name="x")
+y = tl.Variable([[2, 2], [2, 2]], dtype=tl.float32, name="y")
+with tl.GradientTape() as tape:
+    z = tl.matmul(x, y)
+    loss = tl.reduce_mean(z)
+"""
 
 SEED_000_BEFORE = """\
 GradientTape: 2 ops
 inputs:
-  x : Variable          # (2, 2) float32  [[1, 1], [1, 1]]
-  y : Variable          # (2, 2) float32  [[2, 2], [2, 2]]
+  x : Variable             # (2, 2) float32  [[1, 1], [1, 1]]
+  y : Variable             # (2, 2) float32  [[2, 2], [2, 2]]
 ops:
-  a = matmul(x, y)      # (2, 2) float32  [[4, 4], [4, 4]]
-  b = reduce_mean(a)    # () float32  4"""
+  z = matmul(x, y)         # (2, 2) float32  [[4, 4], [4, 4]]
+  loss = reduce_mean(z)    # () float32  4"""
 
 SEED_000_AFTER = """\
 GradientTape: 2 ops
 inputs:
-  x : Variable          # (2, 2) float32  source  [[1, 1], [1, 1]]
-  y : Variable          # (2, 2) float32  source  [[2, 2], [2, 2]]
+  x : Variable             # (2, 2) float32  source  [[1, 1], [1, 1]]
+  y : Variable             # (2, 2) float32  source  [[2, 2], [2, 2]]
 ops:
-  a = matmul(x, y)      # (2, 2) float32  [[4, 4], [4, 4]]
-  b = reduce_mean(a)    # () float32  target  4
-gradient of b:
-  dx = [[1, 1], [1, 1]]
-  dy = [[0.5, 0.5], [0.5, 0.5]]"""
+  z = matmul(x, y)         # (2, 2) float32  [[4, 4], [4, 4]]
+  loss = reduce_mean(z)    # () float32  target  4
+gradient of loss:
+  ∂loss/∂x = [[1, 1], [1, 1]]
+  ∂loss/∂y = [[0.5, 0.5], [0.5, 0.5]]"""
 
 
-def test_seed_000_listing_before_and_after_gradient():
-    tape, x, y, z, loss = seed_000()
-    assert str(tape) == SEED_000_BEFORE
-    tape.gradient(loss, [x, y])
+def run_cell(code, namespace=None):
+    """Run code as a notebook cell runs it: at module level, in a namespace of its own."""
+    namespace = {"tl": tl} if namespace is None else namespace
+    exec(compile(code, "<notebook cell>", "exec"), namespace)
+    return namespace
+
+
+def test_seed_000_listing_uses_the_codes_names_before_and_after_gradient():
+    ns = run_cell(SEED_000 + "before = str(tape)\ntape.gradient(loss, [x, y])\nafter = str(tape)")
+    assert ns["before"] == SEED_000_BEFORE
     # the non-persistent tape released its entries; the listing reads the backward record
-    assert tape.entries == []
-    assert str(tape) == SEED_000_AFTER
+    assert ns["tape"].entries == [] and ns["after"] == SEED_000_AFTER
 
 
-def test_print_is_format_tape_and_listing_is_an_alias(capsys):
-    tape, x, y, z, loss = seed_000(persistent=True)
-    print(tape)
-    assert capsys.readouterr().out == SEED_000_BEFORE + "\n"
-    assert listing is format_tape
-    assert format_tape(tape) == SEED_000_BEFORE
+def test_a_plain_script_names_its_tensors_too(tmp_path):
+    script = tmp_path / "seed.py"
+    script.write_text("import tapelab as tl\n" + SEED_000 + "tape.gradient(loss, [x, y])\nprint(tape)\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == SEED_000_AFTER
+
+
+def test_without_a_name_in_the_code_tensors_get_names_no_code_can_have():
+    tape, x, y, z, loss = seed_000()  # made inside a helper function: z and loss are its locals
+    assert str(tape) == SEED_000_BEFORE.replace("  z = matmul(x, y)         #", "  %0 = matmul(x, y)        #").replace(
+        "  loss = reduce_mean(z)    #", "  %1 = reduce_mean(%0)     #").replace("   #", "  #")
+
+
+def test_rebinding_a_name_and_two_names_for_one_tensor():
+    ns = run_cell(textwrap.dedent("""
+        w = tl.Variable(1.0, name="w")
+        with tl.GradientTape() as tape:
+            h = w * 3.0
+            h = tl.tanh(h)       # h now holds the tanh: the product is %0 again
+            out = h
+        text = str(tape)
+    """))
+    assert "  %0 = multiply(w, 3)" in ns["text"]
+    assert "  h = tanh(%0)" in ns["text"]  # two names (h, out): the first bound wins
+
+
+def test_explicit_variable_names_win_over_the_codes_names():
+    ns = run_cell("v = tl.Variable(2.0, name='weight')\nu = tl.Variable(1.0)\nwith tl.GradientTape() as t:\n"
+                  "    p = v * u\ntext = str(t)")
+    assert "  weight : Variable" in ns["text"] and "  u : Variable" in ns["text"]  # u has TF's default name
+    assert "  p = multiply(weight, u)" in ns["text"]
+
+
+def test_numpy_arrays_name_the_tensors_that_wrap_them():
+    ns = run_cell("import numpy as np\nimages = np.ones((2, 3), np.float32)\nw = tl.Variable(np.ones((3, 1), "
+                  "np.float32), name='w')\nwith tl.GradientTape() as t:\n    out = tl.matmul(images, w)\ntext = str(t)")
+    assert "  out = matmul(images, w)" in ns["text"]
+
+
+def test_print_is_format_tape(capsys):
+    ns = run_cell(SEED_000 + "print(tape)\nlisting = tl.viz.format_tape(tape)")
+    assert capsys.readouterr().out == SEED_000_BEFORE + "\n" and ns["listing"] == SEED_000_BEFORE
 
 
 def test_listing_is_deterministic_across_runs():
@@ -55,9 +111,9 @@ def test_listing_is_deterministic_across_runs():
 def test_explicit_target_and_sources_mark_lines_before_any_gradient():
     tape, x, y, z, loss = seed_000(persistent=True)
     text = format_tape(tape, target=loss, sources=[y])
-    assert "  y : Variable          # (2, 2) float32  source  [[2, 2], [2, 2]]" in text
-    assert "  x : Variable          # (2, 2) float32  [[1, 1], [1, 1]]" in text
-    assert "  b = reduce_mean(a)    # () float32  target  4" in text
+    assert "  y : Variable            # (2, 2) float32  source  [[2, 2], [2, 2]]" in text
+    assert "  x : Variable            # (2, 2) float32  [[1, 1], [1, 1]]" in text
+    assert "  %1 = reduce_mean(%0)    # () float32  target  4" in text
     assert "gradient of" not in text  # nothing computed yet, and y is connected: no None to explain
 
 
@@ -82,36 +138,26 @@ def test_scopes_params_and_every_none_reason():
     assert format_tape(tape) == """\
 GradientTape: 5 ops
 inputs:
-  w : Variable                                # () float32  source  3
-  a : constant                                # () float32  2
-  b : computed while recording was stopped    # () float32  12
-  u : Variable                                # () float32  source  1
-  c : constant                                # () float32  source  2
-  i : Variable                                # () int32  source  3
-  d : computed while recording was stopped    # () float32  source  15
+  w : Variable                                   # () float32  source  3
+  2 : constant                                   # () float32
+  %in0 : computed while recording was stopped    # () float32  12
+  u : Variable                                   # () float32  source  1
+  %in1 : constant                                # () float32  source  2
+  i : Variable                                   # () int32  source  3
+  %in2 : computed while recording was stopped    # () float32  source  15
 ops:
   dense/
-    e = multiply(w, a)                        # () float32  6
-    f = reshape(e, shape=(1,))                # (1,) float32  [6]
-    h = reduce_sum(f, axis=(0,))              # () float32  6
-  j = multiply(h, b)                          # () float32  target  72
-  k = multiply(u, c)                          # () float32  2
-gradient of j:
-  dw = 24
-  di = None    # integer dtype: only float tensors have gradients
-  dc = None    # not watched by the tape
-  dd = None    # computed while recording was stopped
-  du = None    # not connected to the target"""
-
-
-def test_generated_names_skip_g_which_the_formulas_use_for_the_upstream_gradient():
-    x = tl.Variable(1.0, name="x")
-    with tl.GradientTape() as tape:
-        y = x
-        for _ in range(8):
-            y = y * 2.0
-    names = [line.split()[0] for line in str(tape).splitlines()[2:] if line.startswith("  ")]
-    assert names == ["x", "a", "b", "c", "d", "e", "f", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q"]
+    %0 = multiply(w, 2)                          # () float32  6
+    %1 = reshape(%0, shape=(1,))                 # (1,) float32  [6]
+    %2 = reduce_sum(%1, axis=(0,))               # () float32  6
+  %3 = multiply(%2, %in0)                        # () float32  target  72
+  %4 = multiply(u, %in1)                         # () float32  2
+gradient of %3:
+  ∂%3/∂w = 24
+  ∂%3/∂i = None    # integer dtype: only float tensors have gradients
+  ∂%3/∂%in1 = None    # not watched by the tape
+  ∂%3/∂%in2 = None    # computed while recording was stopped
+  ∂%3/∂u = None    # not connected to the target"""
 
 
 def test_a_source_whose_only_path_was_not_recorded_says_so():
@@ -124,8 +170,8 @@ def test_a_source_whose_only_path_was_not_recorded_says_so():
         loss = hidden * w
     assert tape.gradient(loss, [v, w])[0] is None
     assert str(tape).splitlines()[-2:] == [
-        "  dv = None    # not connected to the target: its path runs through b, computed while recording was stopped",
-        "  dw = 12"]
+        "  ∂%1/∂v = None    # not connected to the target: its path runs through %in0, computed while recording "
+        "was stopped", "  ∂%1/∂w = 12"]
 
 
 def test_not_connected_without_stopped_tensors_is_plain():
@@ -135,7 +181,7 @@ def test_not_connected_without_stopped_tensors_is_plain():
         y = x * 3.0
         v * 2.0
     assert tape.gradient(y, v) is None
-    assert str(tape).endswith("gradient of c:\n  dv = None    # not connected to the target")
+    assert str(tape).endswith("gradient of %0:\n  ∂%0/∂v = None    # not connected to the target")
 
 
 def test_target_computed_while_stopped_gives_the_stopped_reason():
@@ -145,12 +191,14 @@ def test_target_computed_while_stopped_gives_the_stopped_reason():
         with tape.stop_recording():
             y = x * x
     assert tape.gradient(y, x) is None
-    assert str(tape).endswith("gradient of b:\n  da = None    # the target was computed while recording was stopped")
-    assert "  a : watched                                 # () float32  source  3" in str(tape)
-    assert "  b : computed while recording was stopped    # () float32  target  9" in str(tape)
+    text = str(tape)
+    assert text.endswith("gradient of %in1:\n  ∂%in1/∂%in0 = None    # the target was computed while recording was "
+                         "stopped")
+    assert "  %in0 : watched                                 # () float32  source  3" in text
+    assert "  %in1 : computed while recording was stopped    # () float32  target  9" in text
 
 
-def test_variable_names_are_uniquified_and_letters_skip_them():
+def test_variable_names_are_uniquified():
     a = tl.Variable([1.0, 2.0], name="a")
     k1 = tl.Variable(2.0, name="kernel")
     k2 = tl.Variable(3.0, name="kernel")
@@ -160,10 +208,8 @@ def test_variable_names_are_uniquified_and_letters_skip_them():
         tl.transpose(tl.reshape(y, (1, 1)), perm=(1, 0))
     text = str(tape)
     assert "  kernel : Variable" in text and "  kernel_1 : Variable" in text
-    assert "  b = multiply(a, kernel)" in text  # 'a' is the Variable's: intermediates start at b
-    assert "  c = multiply(b, kernel_1)" in text
-    assert "  e = reshape(d, shape=(1, 1))" in text
-    assert "  f = transpose(e, perm=(1, 0))" in text
+    assert "  %0 = multiply(a, kernel)" in text and "  %1 = multiply(%0, kernel_1)" in text
+    assert "  %3 = reshape(%2, shape=(1, 1))" in text and "  %4 = transpose(%3, perm=(1, 0))" in text
     assert "steps" not in text  # never used on the tape
     assert "steps : Variable (not trainable)" in format_tape(tape, sources=[steps])
 
@@ -174,8 +220,8 @@ def test_getitem_keys_and_dtypes_print_as_python():
         y = x[0, 1:]
         tl.cast(y, tl.float64)
     text = str(tape)
-    assert "a = getitem(x, key=[0, 1:])    # (2,) float32  [2, 3]" in text
-    assert "b = cast(a, dtype=float64)" in text and "# (2,) float64  [2, 3]" in text
+    assert "%0 = getitem(x, key=[0, 1:])    # (2,) float32  [2, 3]" in text
+    assert "%1 = cast(%0, dtype=float64)" in text and "# (2,) float64  [2, 3]" in text
 
 
 def test_big_tensors_show_no_values_and_gradients_show_their_norm():
@@ -184,15 +230,15 @@ def test_big_tensors_show_no_values_and_gradients_show_their_norm():
         y = tl.reduce_sum(x * 2.0)
     tape.gradient(y, x)
     text = str(tape)
-    assert "  x : Variable          # (3, 4) float32  source\n" in text
-    assert "  b = multiply(x, a)    # (3, 4) float32\n" in text
-    assert "  dx = (3, 4) float32, norm 6.928" in text  # sqrt(12 * 2^2)
+    assert "  x : Variable           # (3, 4) float32  source\n" in text
+    assert "  %0 = multiply(x, 2)    # (3, 4) float32\n" in text
+    assert "  ∂%1/∂x = (3, 4) float32, norm 6.928" in text  # sqrt(12 * 2^2)
 
 
 def test_max_ops_and_values_off():
     tape, x, y, z, loss = seed_000(persistent=True)
     text = format_tape(tape, max_ops=1, values=False)
-    assert text.splitlines()[-2:] == ["  a = matmul(x, y)    # (2, 2) float32",
+    assert text.splitlines()[-2:] == ["  %0 = matmul(x, y)    # (2, 2) float32",
                                      "  ... 1 more ops (format_tape(tape, max_ops=None) lists them all)"]
 
 
@@ -205,26 +251,24 @@ def test_empty_tape_says_what_to_do():
 def test_persistent_tape_keeps_showing_gradients_of_the_last_call_and_drops_them_for_other_targets():
     tape, x, y, z, loss = seed_000(persistent=True)
     tape.gradient(z, x)
-    assert "gradient of a:\n  dx = [[4, 4], [4, 4]]" in str(tape)
+    assert "gradient of %0:\n  ∂%0/∂x = [[4, 4], [4, 4]]" in str(tape)
     assert "gradient of" not in format_tape(tape, target=loss, sources=[x])
 
 
-def test_letters():
-    assert [letters(i) for i in (0, 1, 25, 26, 27, 51, 52)] == ["a", "b", "z", "aa", "ab", "az", "ba"]
-
-
-def test_trace_is_plain_data():
+def test_tape_data_is_plain_data():
     tape, x, y, z, loss = seed_000(persistent=True)
-    tr = trace(tape, loss, [x, y])
-    assert [t.name for t in tr.tensors.values()] == ["x", "y", "a", "b"]
-    assert [(op.name, [tr.name(k) for k in op.inputs], tr.name(op.output)) for op in tr.ops] == [
-        ("matmul", ["x", "y"], "a"), ("reduce_mean", ["a"], "b")]
-    assert tr.ops[0].formulas == ("dx = g @ y.T", "dy = x.T @ g")
+    data = tape_data(tape, loss, [x, y])
+    assert [t.name for t in data.tensors.values()] == ["x", "y", "%0", "%1"]
+    assert [(op.name, [data.name(k) for k in op.inputs], data.name(op.output)) for op in data.ops] == [
+        ("matmul", ["x", "y"], "%0"), ("reduce_mean", ["%0"], "%1")]
+    assert data.ops[0].formulas == ("dx = g @ y.T", "dy = x.T @ g")
+    assert data.grad_of(id(x)) == "∂%1/∂x" and data.call_text(0) == "%0 = matmul(x, y)"
     with pytest.raises(KeyError):
-        tr.name(12345)
+        data.name(12345)
 
 
-@pytest.mark.parametrize("module", ["tapelab.viz.listing", "tapelab.viz.dot", "tapelab.viz.render"])
+@pytest.mark.parametrize("module", ["tapelab.viz.text", "tapelab.viz.dot", "tapelab.viz.render",
+                                    "tapelab.viz.walkthrough", "tapelab.viz.fmt"])
 def test_docstring_examples_hold(module):
     import doctest
     import importlib

@@ -1,5 +1,6 @@
 """Rendering through a real Graphviz: the system dot and graphviz-pure, the error without either, rich display."""
 
+import base64
 import os
 import shutil
 import subprocess
@@ -43,10 +44,10 @@ def test_seed_000_renders_with_names_values_and_gradients(which):
     drawing = draw(gradient_seed_000(), dot=which)
     assert drawing.dot[0] == which
     nodes = svg_nodes(drawing.svg)
-    assert set(nodes) == {"t_x", "t_y", "t_a", "t_b", "op_0", "op_1"}
-    assert nodes["t_x"] == ["x (Variable, source)", "(2, 2) float32", "[[1, 1], [1, 1]]", "grad [[1, 1], [1, 1]]"]
-    assert nodes["t_y"][-1] == "grad [[0.5, 0.5], [0.5, 0.5]]"
-    assert nodes["op_0"] == ["matmul"]
+    assert set(nodes) == {"t0", "t1", "t2", "t3", "op_0", "op_1"}  # x, y, then %0 and %1 (a helper's locals)
+    assert nodes["t0"] == ["x (Variable, source)", "(2, 2) float32", "[[1, 1], [1, 1]]", "grad [[1, 1], [1, 1]]"]
+    assert nodes["t1"][-1] == "grad [[0.5, 0.5], [0.5, 0.5]]"
+    assert nodes["op_0"] == ["matmul(x, y)"]
     if which == "graphviz-pure":
         assert "graphviz-pure" in drawing.svg.split("<svg")[0]  # its own signature in the header comment
 
@@ -62,7 +63,7 @@ def test_clusters_boxes_and_the_summary_node_render(which):
     assert clusters == ["cluster_0"]  # dense_1/ stays a cluster; dense/ is a box
     nodes = svg_nodes(svg)
     assert nodes["more"][0] == "... 13 more ops"
-    assert nodes["scope_14"][:2] == ["dense/", "3 ops: matmul, add, relu"]
+    assert nodes["box_14"][:2] == ["dense/", "3 ops: matmul, add, relu"]
 
 
 @needs_pure
@@ -70,7 +71,7 @@ def test_graphviz_pure_is_used_when_path_has_no_dot(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{VENV_BIN}")
     assert find_dot()[0] == "graphviz-pure"
     drawing = draw(gradient_seed_000())
-    assert drawing.dot[0] == "graphviz-pure" and "t_x" in svg_nodes(drawing.svg)
+    assert drawing.dot[0] == "graphviz-pure" and "t0" in svg_nodes(drawing.svg)
 
 
 @needs_pure
@@ -78,7 +79,7 @@ def test_graphviz_pure_beside_the_interpreter_is_found_without_path():
     # a Jupyter kernel started from an unactivated venv: PATH lacks the venv's bin directory
     code = ("import tapelab as tl\nx = tl.Variable(2.0, name='x')\n"
             "with tl.GradientTape() as t:\n    y = x * x\n"
-            "d = tl.viz.draw(t)\nprint(d.dot[0], 't_x' in d.svg)\n")
+            "d = tl.viz.draw(t)\nprint(d.dot[0], 'x (Variable)' in d.svg)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PATH": "/nonexistent"}, cwd=os.path.dirname(os.path.dirname(__file__)))
     assert out.stdout.split() == ["graphviz-pure", "True"]
@@ -127,9 +128,11 @@ def test_explicit_path_to_a_dot_program():
 def test_rich_display_mimebundle():
     tape = gradient_seed_000()
     bundle = tape._repr_mimebundle_()
-    assert set(bundle) == {"text/plain", "image/svg+xml"}
+    assert set(bundle) == {"text/plain", "image/svg+xml", "image/png"}  # PNG: what an untrusted notebook shows
     assert bundle["text/plain"] == str(tape)
-    assert set(svg_nodes(bundle["image/svg+xml"])) == {"t_x", "t_y", "t_a", "t_b", "op_0", "op_1"}
+    assert set(svg_nodes(bundle["image/svg+xml"])) == {"t0", "t1", "t2", "t3", "op_0", "op_1"}
+    assert base64.b64decode(bundle["image/png"])[:8] == b"\x89PNG\r\n\x1a\n"
+    assert '<svg style="max-width: 100%; height: auto" ' in bundle["image/svg+xml"]  # never wider than its cell
     assert set(tape._repr_mimebundle_(include=["text/plain"])) == {"text/plain"}
     assert set(tape._repr_mimebundle_(exclude=["image/svg+xml"])) == {"text/plain"}
     drawing = draw(tape)
@@ -148,3 +151,15 @@ def test_empty_tape_draws():
     with tl.GradientTape() as tape:
         pass
     assert svg_nodes(draw(tape).svg) == {}
+
+
+def test_the_cell_png_of_a_long_tape_is_scaled_to_a_cell():
+    x = tl.Variable(1.0, name="x")
+    with tl.GradientTape() as tape:
+        y = x
+        for _ in range(40):
+            y = tl.tanh(y) * 1.5
+    drawing = draw(tape)
+    full, cell = drawing.png(), drawing.png(cell=True)
+    height = lambda png: int.from_bytes(png[20:24], "big")  # noqa: E731 - the PNG header's height field
+    assert height(full) > height(cell) and height(cell) <= 40 * 96 + 1

@@ -1,19 +1,21 @@
-"""See the tape: a text listing, a DOT graph (pure text) and a Graphviz rendering that Jupyter shows inline.
+"""See the tape: a text listing, a DOT graph (pure text), a Graphviz picture, and a stepper that walks through it.
 
     print(tape)                          # the listing (also tapelab.viz.format_tape(tape))
     tapelab.viz.to_dot(tape)             # DOT text, no Graphviz needed
-    tapelab.viz.draw(tape)               # a picture: inline SVG in Jupyter, .save("tape.svg" / "tape.png")
+    tapelab.viz.draw(tape)               # a picture: inline in Jupyter, .save("tape.svg" / "tape.png")
+    tapelab.viz.BackwardStepper(tape, loss, [x, y])   # step through the backward pass (or a forward replay)
 
-Flow: tape -> trace (plain data) -> listing / DOT text -> Graphviz (imported only when drawing).
+Flow, one way: tape -> tape_data (plain data, the code's names) -> listing text / DOT graph -> Graphviz
+(imported only when drawing) -> walkthrough (steps, pure) -> stepper widget (imported only when made).
 """
 
-from tapelab.viz.dot import to_dot  # noqa: F401
-from tapelab.viz.listing import format_tape  # noqa: F401
+from tapelab.viz.dot import DotGraph, build, to_dot  # noqa: F401
 from tapelab.viz.render import Drawing, GraphvizNotFound, draw, find_dot, render_dot  # noqa: F401
-from tapelab.viz.stepper import BackwardStepper, Replay, StepView, replay, step_text, step_view  # noqa: F401
-from tapelab.viz.trace import Trace, trace  # noqa: F401
+from tapelab.viz.stepper import BackwardStepper  # noqa: F401
+from tapelab.viz.tapedata import TapeData, tape_data  # noqa: F401
+from tapelab.viz.text import format_tape  # noqa: F401
+from tapelab.viz.walkthrough import StepView, Walkthrough, step_text, step_view, walkthrough  # noqa: F401
 
-listing = format_tape  # the listing, by its other name
-
-__all__ = ["to_dot", "draw", "format_tape", "listing", "find_dot", "render_dot", "Drawing", "GraphvizNotFound",
-           "trace", "Trace", "BackwardStepper", "replay", "Replay", "step_view", "StepView", "step_text"]
+__all__ = ["to_dot", "build", "DotGraph", "draw", "format_tape", "find_dot", "render_dot", "Drawing",
+           "GraphvizNotFound", "tape_data", "TapeData", "BackwardStepper", "walkthrough", "Walkthrough", "step_view",
+           "StepView", "step_text"]

@@ -1,23 +1,28 @@
 """The tape as a Graphviz DOT graph, as plain text: no graphviz import, so it works (and is tested) anywhere.
 
     to_dot(tape) -> 'digraph tape { ... }'        (render it with tapelab.viz.draw)
+    build(tape)  -> DotGraph: the nodes and edges, with the map from tensors and ops to node ids
 
 Tensor nodes are rounded boxes (Variables gold, watched tensors yellow, constants grey, the target red),
-op nodes are blue ellipses, data flows top to bottom. Name scopes become clusters, or single boxes
-when collapsed; a source whose gradient is None is greyed out with the reason.
+op nodes are blue ellipses labelled with the call in the learner's names (``matmul(x, y)``). Data flows
+top to bottom, or left to right when that fits a notebook cell better. Name scopes become clusters, or
+single boxes when collapsed; a source whose gradient is None is greyed out with the reason.
 """
 
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from tapelab.learner import spell
 from tapelab.tensor import Tensor
 from tapelab.viz import fmt
-from tapelab.viz.trace import trace
+from tapelab.viz.tapedata import tape_data
 
 DETAILS = ("names", "shapes", "values")
-COLLAPSE_OVER = 60  # collapse=None collapses name scopes when the tape has more ops than this
+COLLAPSE_OVER = 40  # collapse=None collapses name scopes when the tape has more ops than this
 MAX_OPS = 100  # default cap on drawn op nodes (collapsed scopes count as one)
+CELL_WIDTH_IN = 10.0  # a notebook cell's width, in Graphviz inches (96 px each)
+NODE_WIDTH_IN = 1.9  # a typical tensor box with its values, side by side with its neighbours
 
 FILL = {"variable": "#fde68a", "watched": "#fef9c3", "placeholder": "#fef9c3", "constant": "#eeeeee",
         "stopped": "#e5e7eb", "intermediate": "#ffffff", "target": "#fecaca", "op": "#dbeafe", "box": "#ede9fe",
@@ -28,8 +33,20 @@ HIGHLIGHT = "#dc2626"
 GREY = "#9ca3af"
 
 
+@dataclass(frozen=True)
+class DotEdge:
+    """One drawn edge: a tensor into an op (``arg`` = which input) or an op out to its tensor (``arg`` None)."""
+
+    id: str  # "e0", "e1", ... (also the SVG element's id)
+    tail: str  # node ids
+    head: str
+    op: int  # the index of the op at one end (for a collapsed box: the first op in it that uses the edge)
+    tensor: int  # the key of the tensor at the other end
+    arg: int = None
+
+
 def to_dot(tape, target=None, sources=None, *, detail="values", highlight=(), edge_colors=None, edge_labels=None,
-           collapse=None, expand=(), max_ops=MAX_OPS, rankdir="TB", title=None):
+           collapse=None, expand=(), max_ops=MAX_OPS, rankdir=None, title=None):
     """The tape as DOT text (no Graphviz needed): tensors, ops and the edges between them.
 
     Args:
@@ -40,8 +57,8 @@ def to_dot(tape, target=None, sources=None, *, detail="values", highlight=(), ed
         detail: ``"names"`` (names and ops), ``"shapes"`` (+ shape and dtype) or ``"values"`` (+ values
             of small tensors and the gradient that reached each tensor).
         highlight: nodes and edges to draw in red. A node is a tensor, an op's index on the tape (int),
-            a name from the listing (``"x"``, ``"a"``) or a DOT node id (``"op_0"``); an edge is a pair
-            of nodes, e.g. ``(x, 0)`` (x into op 0) or ``(0, "a")`` (op 0 to its output a).
+            a tensor's name as drawn (``"x"``, ``"loss"``) or a DOT node id (``"op_0"``); an edge is a pair
+            of nodes, e.g. ``(x, 0)`` (x into op 0) or ``(0, "z")`` (op 0 to its output z), or an edge id.
         edge_colors, edge_labels: per-edge colour / label text, as a dict keyed by edge or a list of
             ``(edge, value)`` pairs (use a list when the edge contains tensors: they are unhashable).
         collapse: draw each name scope as one box: ``True``, ``False``, a list of scope names, or
@@ -49,7 +66,8 @@ def to_dot(tape, target=None, sources=None, *, detail="values", highlight=(), ed
         expand: scope names to keep open even when collapsing.
         max_ops: at most this many op nodes (collapsed scopes count as one); the earliest others are
             summarised in one "N more ops" node. ``None`` draws them all.
-        rankdir: ``"TB"`` (top to bottom) or ``"LR"`` (left to right).
+        rankdir: ``"TB"`` (top to bottom), ``"LR"`` (left to right), or ``None`` (default): whichever
+            fits a notebook cell's width.
         title: a caption for the graph.
 
     >>> x = tl.Variable(3.0, name="x")
@@ -58,16 +76,18 @@ def to_dot(tape, target=None, sources=None, *, detail="values", highlight=(), ed
     >>> print(to_dot(tape).splitlines()[0])
     digraph tape {
     """
+    graph = build(tape, target, sources, detail=detail, collapse=collapse, expand=expand, max_ops=max_ops)
+    return graph.source(highlight=highlight, edge_colors=edge_colors, edge_labels=edge_labels, rankdir=rankdir,
+                        title=title)
+
+
+def build(tape, target=None, sources=None, *, detail="values", collapse=None, expand=(), max_ops=MAX_OPS):
+    """The tape's nodes and edges as a :class:`DotGraph` (options as :func:`to_dot`'s); ``.source()`` writes DOT."""
     if detail not in DETAILS:
         raise ValueError(f"to_dot: detail={detail!r} is not one of {', '.join(map(repr, DETAILS))}.")
-    if rankdir not in ("TB", "LR", "BT", "RL"):
-        raise ValueError(f"to_dot: rankdir={rankdir!r} should be 'TB' (top to bottom) or 'LR' (left to right).")
     if max_ops is not None and max_ops < 1:
         raise ValueError(f"to_dot: max_ops={max_ops!r} must be at least 1 (or None to draw every op).")
-    tr = trace(tape, target, sources)
-    if not tr.ops and title is None:  # an empty picture teaches nothing: say why it is empty
-        title = spell(EMPTY_TITLE)
-    return _Graph(tr, detail, collapse, expand, max_ops).dot(highlight, edge_colors, edge_labels, rankdir, title)
+    return DotGraph(tape_data(tape, target, sources), detail, collapse, expand, max_ops)
 
 
 def quote(s):
@@ -75,14 +95,14 @@ def quote(s):
     return '"' + str(s).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def _wrap(text, width=30):
-    words, lines, line = text.split(), [], ""
+def _wrap(text, width=30, sep=" "):
+    words, lines, line = text.split(sep), [], ""
     for w in words:
-        if line and len(line) + 1 + len(w) > width:
-            lines.append(line)
+        if line and len(line) + len(sep) + len(w) > width:
+            lines.append(line + sep.rstrip())
             line = w
         else:
-            line = f"{line} {w}" if line else w
+            line = f"{line}{sep}{w}" if line else w
     return lines + [line] if line else lines
 
 
@@ -92,29 +112,34 @@ class _Unit:
     def __init__(self, ops, box_scope=None):
         self.ops = ops
         self.box_scope = box_scope
-        self.id = f"op_{ops[0].index}" if box_scope is None else f"scope_{ops[0].index}"
+        self.id = f"op_{ops[0].index}" if box_scope is None else f"box_{ops[0].index}"
 
 
-class _Graph:
-    def __init__(self, tr, detail, collapse, expand, max_ops):
-        self.tr, self.detail = tr, detail
-        collapse = len(tr.ops) > COLLAPSE_OVER if collapse is None else collapse
+class DotGraph:
+    """The drawing of one tape: which nodes and edges there are, and which node draws each tensor and op.
+
+    ``tensor_nodes`` maps a tensor's key to its node id (``t0``, ``t1``, ... in :class:`TapeData` order),
+    ``op_nodes`` an op's index to the node that draws it (``op_3``, a collapsed box ``box_0``, or ``more``
+    for ops left out by ``max_ops``); ``edges`` lists every :class:`DotEdge` (one per argument: ``x * x``
+    has two edges from x). ``source()`` writes the DOT text, with highlights and labels.
+    """
+
+    def __init__(self, data, detail="values", collapse=None, expand=(), max_ops=MAX_OPS):
+        self.data, self.detail = data, detail
+        collapse = len(data.ops) > COLLAPSE_OVER if collapse is None else collapse
         self.collapse_of = _collapser(collapse, expand)
         self.units = self._units()
         self.hidden = []
         if max_ops is not None and len(self.units) > max_ops:  # keep the ops nearest the target
             self.hidden, self.units = self.units[:-max_ops], self.units[-max_ops:]
-        self.node_of_op = {}  # op index -> id of the node that draws it
-        for u in self.hidden:
-            for op in u.ops:
-                self.node_of_op[op.index] = "more"
-        for u in self.units:
-            for op in u.ops:
-                self.node_of_op[op.index] = u.id
+        self.op_nodes = {op.index: "more" for u in self.hidden for op in u.ops}
+        self.op_nodes.update((op.index, u.id) for u in self.units for op in u.ops)
+        self.tensor_nodes = {k: f"t{n}" for n, k in enumerate(data.tensors)}
+        self.nodes, self.edges = self._layout()  # nodes: (node id, tensor key), a constant once per op using it
 
     def _units(self):
         units = []
-        for op in self.tr.ops:
+        for op in self.data.ops:
             key = self.collapse_of(op.scope)
             if key is not None and units and units[-1].box_scope == key:
                 units[-1].ops.append(op)
@@ -124,63 +149,65 @@ class _Graph:
 
     # --- which tensors show, and where the edges go -------------------------------------------
     def _layout(self):
-        tr = self.tr
+        """Tensor nodes and edges. Scalar constants nobody named are written inside the op's label instead
+        (``multiply(x, 0.5)``), and a constant that several ops read gets a node beside each of them: a
+        constant shared along a chain would otherwise pull the whole chain into a diagonal."""
+        tr = self.data
         inside = {}  # tensor key -> box unit that hides it
         for u in self.units:
             if u.box_scope is not None:
-                made = {op.output for op in u.ops}
-                for k in made:
-                    inside[k] = u
-        shown, edges = {}, []  # tensor key -> True (in order); edges (from id, to id, role)
-        used_outside = Counter()
-        for u in self.units:
-            for op in u.ops:
-                for k in op.inputs:
-                    if inside.get(k) is not u:
-                        used_outside[k] += 1
+                for op in u.ops:
+                    inside[op.output] = u
+        used_outside = Counter(k for u in self.units for op in u.ops for k in op.inputs if inside.get(k) is not u)
+        readers = Counter(k for k in tr.tensors for u in self.units if any(k in op.inputs for op in u.ops))
+        shown, copies, edges = set(), [], []
+
+        def edge(tail, head, op, tensor, arg=None):
+            edges.append(DotEdge(f"e{len(edges)}", tail, head, op, tensor, arg))
+
+        def node_for(k, u):  # a constant read by several ops: one copy per op
+            t = tr.tensors[k]
+            if t.kind == "constant" and not (t.is_source or t.is_target) and readers[k] > 1:
+                copies.append((f"{self.tensor_nodes[k]}_{u.id}", k))
+                return copies[-1][0]
+            shown.add(k)
+            return self.tensor_nodes[k]
+
         for u in self.units:
             made = {op.output for op in u.ops}
-            ins = []
+            ins = {}  # tensor key -> its node beside this unit
             for op in u.ops:
                 for i, k in enumerate(op.inputs):
-                    if u.box_scope is None:  # one edge per argument: w * w has two
-                        edges.append((k, u.id, i))
-                        ins.append(k)
-                    elif k not in made and k not in ins:
-                        ins.append(k)
-                        edges.append((k, u.id, None))
-            for k in ins:
-                shown[k] = True
+                    if tr.tensors[k].literal or (u.box_scope is not None and (k in made or k in ins)):
+                        continue
+                    if k not in ins:
+                        ins[k] = node_for(k, u)
+                    edge(ins[k], u.id, op.index, k, i)  # one edge per argument: w * w has two
             for op in u.ops:
-                k = op.output
-                keep = (u.box_scope is None or used_outside[k] or tr.tensors[k].is_target
-                        or tr.tensors[k].is_source or op is u.ops[-1])
-                if keep:
-                    shown[k] = True
-                    edges.append((u.id, k, None))
-        for k in tr.targets + tr.sources:  # always drawn, even when unconnected (the greyed sources)
-            shown[k] = True
+                k, t = op.output, tr.tensors[op.output]
+                if u.box_scope is None or used_outside[k] or t.is_target or t.is_source or op is u.ops[-1]:
+                    shown.add(k)
+                    edge(u.id, self.tensor_nodes[k], op.index, k)
+        shown.update(tr.targets + tr.sources)  # always drawn, even when unconnected (the greyed sources)
         if self.hidden:  # tensors made by hidden ops and used by drawn ones hang off the summary node
-            hidden_made = {op.output for u in self.hidden for op in u.ops}
-            for k in list(shown):
-                if k in hidden_made:
-                    edges.append(("more", k, None))
-        # draw tensors in trace order (inputs first), so the output is deterministic
-        order = [k for k in tr.tensors if k in shown]
-        return order, edges
+            for u in self.hidden:
+                for op in u.ops:
+                    if op.output in shown:
+                        edge("more", self.tensor_nodes[op.output], op.index, op.output)
+        nodes = [(self.tensor_nodes[k], k) for k in tr.tensors if k in shown]  # in TapeData order: deterministic
+        return nodes + copies, edges
 
     # --- labels ---------------------------------------------------------------------------------
     def _tensor_attrs(self, t):
-        title = t.name
         kind = "target" if t.is_target else fmt.kind_text(t.kind, t.trainable, short=True)
         if t.is_source:
             kind = f"{kind}, source" if kind else "source"
-        lines = [f"{title} ({kind})" if kind else title]
+        lines = [f"{t.name} ({kind})" if kind else t.name]
         if self.detail != "names":
             lines.append(f"{fmt.shape_text(t.shape)} {t.dtype}")
         if self.detail == "values":
             v = fmt.value_text(t.value)
-            if v is not None:
+            if v is not None and v != t.name:  # (a constant named by its value shows it once)
                 lines.append(v)
             if t.grad is not None:
                 lines.append(f"grad {fmt.array_text(t.grad, shape=False)}")
@@ -198,12 +225,15 @@ class _Graph:
         return attrs
 
     def _op_attrs(self, u):
+        tr = self.data
         if u.box_scope is None:
             op = u.ops[0]
+            args = [tr.name(k) for k in op.inputs]
+            call = f"{op.name}({', '.join(args)})"
+            label = call if len(call) <= 30 else "\n".join([op.name] + _wrap(f"({', '.join(args)})", 30, ", "))
             params = fmt.params_text(op.params) if self.detail != "names" else ""
-            label = op.name + (f"\n{params}" if params else "")
-            return {"shape": "ellipse", "style": "filled", "fillcolor": FILL["op"], "label": label,
-                    "tooltip": "; ".join(f for f in op.formulas if f) or op.name}
+            return {"shape": "ellipse", "style": "filled", "fillcolor": FILL["op"],
+                    "label": label + (f"\n{params}" if params else ""), "tooltip": self._rules(op)}
         counts = Counter(op.name for op in u.ops)
         names = ", ".join(n if c == 1 else f"{n} ({c})" for n, c in counts.items())
         n = len(u.ops)
@@ -212,6 +242,17 @@ class _Graph:
         return {"shape": "box3d", "style": "filled", "fillcolor": FILL["box"], "label": label,
                 "tooltip": f"name scope {u.box_scope}, collapsed"}
 
+    def _rules(self, op):
+        """The op's gradient rules, in its tensors' names when there is a target: ``∂loss/∂x = ∂loss/∂z @ y.T``."""
+        tr = self.data
+        if not any(op.formulas):
+            return f"{op.name}: no gradient"
+        if not tr.targets:
+            return "; ".join(f for f in op.formulas if f)
+        symbols = rule_symbols(tr, op)
+        return "; ".join(f"{tr.grad_of(k)} {'+' if op.inputs.count(k) > 1 else ''}= {fmt.rule_rhs(f, symbols)}"
+                         for f, k in zip(op.formulas, op.inputs) if f)
+
     def _more_attrs(self):
         ops = [op for u in self.hidden for op in u.ops]
         counts = Counter(op.name for op in ops).most_common(4)
@@ -219,91 +260,135 @@ class _Graph:
         label = f"... {len(ops):,} more ops\n(earlier on the tape: {names})\nmax_ops=None draws them all"
         return {"shape": "note", "style": "filled,dashed", "fillcolor": FILL["more"], "label": label}
 
+    # --- where things are -------------------------------------------------------------------------
+    def node(self, x):
+        """The node id of a tensor, an op index, a tensor's drawn name or a node id (as ``highlight`` takes them)."""
+        tr = self.data
+        if isinstance(x, Tensor):
+            if id(x) not in tr.tensors:
+                raise ValueError("to_dot: a highlighted tensor is not on this tape.")
+            return self.tensor_nodes[id(x)]
+        if isinstance(x, bool):
+            raise TypeError(f"to_dot: cannot highlight {x!r}")
+        if isinstance(x, int):
+            if x not in self.op_nodes:
+                raise ValueError(f"to_dot: there is no op {x} on this tape (it has {len(tr.ops)} ops).")
+            return self.op_nodes[x]
+        if isinstance(x, str):
+            by_name = {t.name: k for k, t in tr.tensors.items()}
+            if x in by_name:
+                return self.tensor_nodes[by_name[x]]
+            if x in set(self.tensor_nodes.values()) | set(self.op_nodes.values()):
+                return x
+            raise ValueError(f"to_dot: no tensor or node named {x!r}; tensors are {', '.join(sorted(by_name))}.")
+        raise TypeError(f"to_dot: cannot find a node for {type(x).__name__}; use a tensor, an op index or a name.")
+
+    def _edge_ids(self, spec):
+        """The ids of the edges a spec names: an edge id, or a pair of nodes (every edge between them)."""
+        if isinstance(spec, str):
+            return [e.id for e in self.edges if e.id == spec]
+        if not (isinstance(spec, tuple) and len(spec) == 2):
+            raise TypeError(f"to_dot: an edge is a pair (from, to) or an edge id, got {spec!r}")
+        tail, head = self.node(spec[0]), self.node(spec[1])
+        return [e.id for e in self.edges if (e.tail, e.head) == (tail, head)]
+
+    def rankdir(self):
+        """``"TB"`` (top to bottom) unless the graph would be wider than a notebook cell that way and narrower
+        left to right. Estimated as Graphviz ranks it: each computed node one below what it reads, each
+        input just above the first op that reads it."""
+        rank = {}
+        for e in self.edges:  # (in execution order: a computed node's inputs are ranked before it)
+            rank[e.head] = max(rank.get(e.head, 0), rank.get(e.tail, 0) + 1)
+        heads = set(rank)
+        for e in self.edges:  # inputs: just above their first reader
+            if e.tail not in heads:
+                rank[e.tail] = min(rank.get(e.tail, rank[e.head]), rank[e.head] - 1)
+        depth = max(rank.values(), default=0) + 1
+        widest = max(Counter(rank.get(node, 0) for node, _ in self.nodes).values(), default=1)
+        return "TB" if widest * NODE_WIDTH_IN <= CELL_WIDTH_IN or widest <= depth else "LR"
+
     # --- assembling the text --------------------------------------------------------------------
-    def dot(self, highlight, edge_colors, edge_labels, rankdir, title):
-        tr = self.tr
-        order, edges = self._layout()
-        tid = {k: f"t_{tr.tensors[k].name}" for k in tr.tensors}
-        by_name = {t.name: k for k, t in tr.tensors.items()}
-        node_ids = {tid[k] for k in order} | {u.id for u in self.units} | ({"more"} if self.hidden else set())
-
-        def node(x):
-            if isinstance(x, Tensor):
-                if id(x) not in tr.tensors:
-                    raise ValueError("to_dot: a highlighted tensor is not on this tape.")
-                return tid[id(x)]
-            if isinstance(x, bool):
-                raise TypeError(f"to_dot: cannot highlight {x!r}")
-            if isinstance(x, int):
-                if x not in self.node_of_op:
-                    raise ValueError(f"to_dot: there is no op {x} on this tape (it has {len(tr.ops)} ops).")
-                return self.node_of_op[x]
-            if isinstance(x, str):
-                if x in by_name:
-                    return tid[by_name[x]]
-                if x in node_ids:
-                    return x
-                raise ValueError(f"to_dot: no tensor or node named {x!r}; tensors are {', '.join(sorted(by_name))}.")
-            raise TypeError(f"to_dot: cannot find a node for {type(x).__name__}; use a tensor, an op index or a name.")
-
+    def source(self, *, highlight=(), edge_colors=None, edge_labels=None, rankdir=None, title=None):
+        """The DOT text, with ``to_dot``'s highlight, edge colours and labels, direction and title."""
+        tr = self.data
+        if rankdir is None:
+            rankdir = self.rankdir()
+        if rankdir not in ("TB", "LR", "BT", "RL"):
+            raise ValueError(f"to_dot: rankdir={rankdir!r} should be 'TB' (top to bottom) or 'LR' (left to right).")
+        if not tr.ops and title is None:  # an empty picture teaches nothing: say why it is empty
+            title = spell(EMPTY_TITLE)
         hi_nodes, hi_edges = set(), set()
         for h in highlight:
-            if isinstance(h, tuple) and len(h) == 2:
-                hi_edges.add((node(h[0]), node(h[1])))
+            if isinstance(h, tuple) or (isinstance(h, str) and any(e.id == h for e in self.edges)):
+                hi_edges.update(self._edge_ids(h))
             else:
-                hi_nodes.add(node(h))
-        colors = {(node(a), node(b)): v for (a, b), v in _pairs(edge_colors)}
-        labels = {(node(a), node(b)): v for (a, b), v in _pairs(edge_labels)}
+                hi_nodes.add(self.node(h))
+        colors = {i: v for spec, v in _pairs(edge_colors) for i in self._edge_ids(spec)}
+        labels = {i: v for spec, v in _pairs(edge_labels) for i in self._edge_ids(spec)}
 
         lines = ["digraph tape {",
                  f"  graph [rankdir={rankdir}, fontname=\"Helvetica\", fontsize=11, nodesep=0.3, ranksep=0.35"
                  + (f", label={quote(title)}, labelloc=t" if title else "") + "];",
                  '  node [fontname="Helvetica", fontsize=10, margin="0.12,0.05"];',
                  '  edge [fontname="Helvetica", fontsize=9, color="#555555", arrowsize=0.7];']
-        # nodes, grouped by the scope cluster they belong to
         placed = []  # (scope path, node line)
-        for k in order:
+        for node, k in self.nodes:
             attrs = self._tensor_attrs(tr.tensors[k])
-            _mark(attrs, tid[k] in hi_nodes)
-            placed.append((self._tensor_scope(k), f"  {quote(tid[k])} [{_attrs(attrs)}];"))
+            _mark(attrs, node in hi_nodes)
+            placed.append((self._tensor_scope(k), f"  {quote(node)} [id={quote(node)}, {_attrs(attrs)}];"))
         for u in self.units:
             attrs = self._op_attrs(u)
             _mark(attrs, u.id in hi_nodes)
             scope = u.ops[0].scope if u.box_scope is None else _parent(u.box_scope)
-            placed.append((scope, f"  {quote(u.id)} [{_attrs(attrs)}];"))
+            placed.append((scope, f"  {quote(u.id)} [id={quote(u.id)}, {_attrs(attrs)}];"))
         if self.hidden:
             attrs = self._more_attrs()
             _mark(attrs, "more" in hi_nodes)
-            placed.append(("", f"  {quote('more')} [{_attrs(attrs)}];"))
+            placed.append(("", f"  {quote('more')} [id=\"more\", {_attrs(attrs)}];"))
         lines += _clusters(placed)
-        arity = {u.id: u.ops[0] for u in self.units if u.box_scope is None and len(u.ops[0].inputs) > 1}
-        for a, b, role in edges:
-            attrs = {}
-            if role is not None and b in arity and self.detail != "names":  # which argument: matmul(x, y)
-                attrs["label"] = fmt.arg_name(arity[b].formulas[role], role)
-            a = tid.get(a, a)
-            b = tid.get(b, b)
-            if (a, b) in colors:
-                attrs["color"] = colors[(a, b)]
-                attrs["penwidth"] = "2"
-            if (a, b) in labels:
-                attrs["label"] = labels[(a, b)]
-            if (a, b) in hi_edges:
+        leaves = {node for node, k in self.nodes if tr.tensors[k].producer is None}
+        for e in self.edges:
+            attrs = {"id": e.id}
+            if e.tail not in leaves:  # the chain of computed tensors stays straight; inputs join it from the side
+                attrs["weight"] = "3"
+            if e.id in colors:
+                attrs.update(color=colors[e.id], fontcolor=colors[e.id], penwidth="2")
+            if e.id in labels:
+                attrs["label"] = labels[e.id]
+            if e.id in hi_edges:
                 attrs.update(color=HIGHLIGHT, penwidth="2.5")
-            if a == "more":
-                attrs.setdefault("style", "dashed")
-            lines.append(f"  {quote(a)} -> {quote(b)}" + (f" [{_attrs(attrs)}]" if attrs else "") + ";")
+            if e.tail == "more":
+                attrs["style"] = "dashed"
+            lines.append(f"  {quote(e.tail)} -> {quote(e.head)} [{_attrs(attrs)}];")
         lines.append("}")
         return "\n".join(lines) + "\n"
 
     def _tensor_scope(self, k):
-        t = self.tr.tensors[k]
+        t = self.data.tensors[k]
         scope = t.scope
         if t.producer is None:  # a leaf (Variable, constant) sits in a scope when every op reading it is there
             scopes = {op.scope for u in self.units for op in u.ops if k in op.inputs}
             scope = next(iter(scopes)) if len(scopes) == 1 else ""
         box = self.collapse_of(scope)
         return scope if box is None else _parent(box)  # tensors of a collapsed scope sit beside its box
+
+
+def rule_symbols(data, op):
+    """What a rule's symbols stand for at this op: its inputs' and output's names, ``g`` as ``∂loss/∂z``, ``n``."""
+    symbols = {fmt.arg_name(f, i): fmt.operand(data.name(k)) for i, (f, k) in enumerate(zip(op.formulas, op.inputs))}
+    symbols["out"] = fmt.operand(data.name(op.output))
+    symbols["g"] = data.grad_of(op.output)
+    if op.name == "reduce_mean":  # n: how many elements each mean averages
+        size_in, size_out = (_size(data.tensors[k].shape) for k in (op.inputs[0], op.output))
+        symbols["n"] = str(size_in // max(size_out, 1))
+    return symbols
+
+
+def _size(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
 
 
 def _collapser(collapse, expand):
@@ -343,9 +428,8 @@ def _clusters(placed):
     tree = {}  # scope -> lines
     for scope, line in placed:
         tree.setdefault(scope, []).append(line)
-    scopes = sorted(tree, key=lambda s: (s.count("/"), s))
     every = set()
-    for s in scopes:
+    for s in tree:
         parts = s.split("/")[:-1]
         for i in range(1, len(parts) + 1):
             every.add("/".join(parts[:i]) + "/")
@@ -370,13 +454,7 @@ def _clusters(placed):
 def _pairs(spec):
     if spec is None:
         return []
-    items = spec.items() if isinstance(spec, Mapping) else spec
-    out = []
-    for edge, value in items:
-        if not (isinstance(edge, tuple) and len(edge) == 2):
-            raise TypeError(f"to_dot: an edge is a pair (from, to), got {edge!r}")
-        out.append((edge, value))
-    return out
+    return list(spec.items() if isinstance(spec, Mapping) else spec)
 
 
 def _mark(attrs, on):

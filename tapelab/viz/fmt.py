@@ -1,4 +1,6 @@
-"""Short, deterministic text for values, shapes and op params (shared by the listing and the graph)."""
+"""Short, deterministic text for values, shapes, op params and formulas (shared by the listing, graph and stepper)."""
+
+import re
 
 import numpy as np
 
@@ -62,10 +64,33 @@ def array_text(v, small=SMALL, shape=True):
 
 
 def arg_name(formula, i):
-    """The rule's name for input i: ``"dx = g @ y.T"`` -> ``"x"``; ``#i`` without one."""
+    """The rule's own name for input i: ``"dx = g @ y.T"`` -> ``"x"``; ``#i`` without one."""
     if formula and formula.startswith("d") and "=" in formula:
         return formula.split("=")[0].strip()[1:]
     return f"#{i}"
+
+
+def operand(name):
+    """A tensor's name as it reads inside an expression: ``(dense/kernel)``, ``(-1)``; plain names as they are."""
+    return f"({name})" if re.search(r"[/\s]", name) or name.startswith("-") else name
+
+
+def partial(of, wrt):
+    """The gradient symbol ``∂loss/∂x`` (``∂loss/∂(dense/kernel)``): it cannot be mistaken for a tensor's name."""
+    return f"∂{of}/∂{operand(wrt)}"
+
+
+_SYMBOL = re.compile(r"(?<![A-Za-z_])[A-Za-z_]\w*")
+
+
+def rule_rhs(formula, symbols):
+    """A rule's right-hand side with its symbols (``x``, ``y``, ``g``, ``out``, ...) replaced as given.
+
+    >>> rule_rhs("dx = g @ y.T", {"g": "∂loss/∂z", "x": "x", "y": operand("dense/kernel")})
+    '∂loss/∂z @ (dense/kernel).T'
+    """
+    rhs = formula.split("=", 1)[1].strip() if "=" in formula else formula
+    return _SYMBOL.sub(lambda m: symbols.get(m[0], m[0]), rhs)
 
 
 def param_text(value):

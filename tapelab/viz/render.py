@@ -5,6 +5,7 @@ Which ``dot`` runs: the system Graphviz (``dot`` on PATH) when there is one; oth
 activated); otherwise :class:`GraphvizNotFound` explains how to get one. ``print(tape)`` always works.
 """
 
+import base64
 import os
 import pathlib
 import shutil
@@ -92,9 +93,14 @@ def render_dot(source, format="svg", dot=None):
             dot_command.DOT_BINARY = saved
 
 
-class Drawing:
-    """A rendered tape: shows inline as SVG in Jupyter; ``.save("tape.svg")`` or ``.save("tape.png")``.
+PNG_SIZE_IN = "10.5,40"  # the PNG fallback is scaled down to fit this box (inches at 96 dpi): a cell, not a poster
 
+
+class Drawing:
+    """A rendered tape: shows inline in Jupyter; ``.save("tape.svg")`` or ``.save("tape.png")``.
+
+    Jupyter gets the SVG (scaled down to the cell's width if it is wider) and a PNG of the same picture:
+    a notebook opened without running it is "not trusted", and Jupyter then shows images but not SVG.
     Attributes: ``source`` (the DOT text), ``svg`` (the SVG text), ``dot`` (``(kind, path)`` of the
     Graphviz program used).
     """
@@ -102,21 +108,23 @@ class Drawing:
     def __init__(self, source, dot=None):
         self.source = source
         self.dot = find_dot(dot)
-        self.svg = render_dot(source, "svg", self.dot[1]).decode("utf-8")
+        self.svg = fit_width(render_dot(source, "svg", self.dot[1]).decode("utf-8"))
 
     def _repr_svg_(self):
         return self.svg
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"image/svg+xml": self.svg, "text/plain": repr(self)}
+        return {"image/svg+xml": self.svg, "image/png": base64.b64encode(self.png(cell=True)).decode("ascii"),
+                "text/plain": repr(self)}
 
     def __repr__(self):
         n = self.source.count("->")
         return f"<tapelab.viz.Drawing: {n} edges; .save('tape.svg' or 'tape.png')>"  # (.dot says which Graphviz)
 
-    def png(self):
-        """The picture as PNG bytes."""
-        return render_dot(self.source, "png", self.dot[1])
+    def png(self, cell=False):
+        """The picture as PNG bytes (``cell=True``: scaled down to fit a notebook cell)."""
+        source = self.source.replace("{", f'{{\n  graph [size="{PNG_SIZE_IN}"];', 1) if cell else self.source
+        return render_dot(source, "png", self.dot[1])
 
     def save(self, filename):
         """Write the picture to ``filename``: ``.svg``, ``.png`` or ``.dot``/``.gv`` (the DOT text)."""
@@ -131,6 +139,11 @@ class Drawing:
         else:
             raise ValueError(f"save: cannot write {path.name!r}; use a name ending in .svg, .png or .dot.")
         return path
+
+
+def fit_width(svg):
+    """Let an SVG shrink to its container's width (never grow): no horizontal scrolling in a notebook cell."""
+    return svg.replace("<svg ", '<svg style="max-width: 100%; height: auto" ', 1)
 
 
 def draw(tape, target=None, sources=None, *, dot=None, **options):
@@ -151,13 +164,14 @@ def draw(tape, target=None, sources=None, *, dot=None, **options):
 
 def tape_mimebundle(tape, include=None, exclude=None):
     """The tape's rich display: its picture as SVG and its listing as text (the listing alone without Graphviz)."""
-    from tapelab.viz.listing import format_tape
+    from tapelab.viz.text import format_tape
 
     bundle = {"text/plain": format_tape(tape)}
     if (include is not None and "image/svg+xml" not in include) or (exclude and "image/svg+xml" in exclude):
         return bundle
     try:
-        bundle["image/svg+xml"] = draw(tape).svg
+        drawing = draw(tape)
     except GraphvizNotFound:
-        pass  # the text listing is shown instead
-    return bundle
+        return bundle  # the text listing is shown instead
+    pictures = drawing._repr_mimebundle_()
+    return {**bundle, "image/svg+xml": pictures["image/svg+xml"], "image/png": pictures["image/png"]}

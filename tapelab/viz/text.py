@@ -1,38 +1,39 @@
 """The tape as text, jaxpr-like: inputs, one line per op, then the gradients. ``print(tape)`` shows this.
 
-Deterministic (no ids, no addresses, 4 significant digits), so tests and nbval can compare it.
+Deterministic (no ids, no addresses, 4 significant digits), so tests and nbval can compare it. Tensors
+carry the calling code's names (see :mod:`tapelab.viz.tapedata`).
 """
 
 from tapelab.viz import fmt
-from tapelab.viz.trace import trace
+from tapelab.viz.tapedata import tape_data
 
 
 def format_tape(tape, target=None, sources=None, values=True, max_ops=None):
     """The tape as a listing: inputs, one line per recorded op, then (after ``gradient()``) the gradients.
 
-    Intermediates are named a, b, c, ... (Variables keep their own names); each op line reads
-    ``c = matmul(a, b)   # (2, 2) float32``, with the value when the tensor is small (``values=True``).
-    Ops recorded inside ``tl.name_scope`` appear under a ``scope/`` heading. ``max_ops`` shows only
-    the first ops and says how many were left out.
+    Each op line reads ``z = matmul(x, y)   # (2, 2) float32``, in the calling code's names, with the
+    value when the tensor is small (``values=True``). Ops recorded inside ``tl.name_scope`` appear
+    under a ``scope/`` heading. ``max_ops`` shows only the first ops and says how many were left out.
 
     >>> x = tl.Variable(tl.ones((2, 2)), name="x")
     >>> y = tl.Variable([[2, 2], [2, 2]], dtype=tl.float32, name="y")
     >>> with tl.GradientTape() as tape:
-    ...     loss = tl.reduce_mean(tl.matmul(x, y))
+    ...     z = tl.matmul(x, y)
+    ...     loss = tl.reduce_mean(z)
     >>> dx, dy = tape.gradient(loss, [x, y])
     >>> print(format_tape(tape))
     GradientTape: 2 ops
     inputs:
-      x : Variable          # (2, 2) float32  source  [[1, 1], [1, 1]]
-      y : Variable          # (2, 2) float32  source  [[2, 2], [2, 2]]
+      x : Variable             # (2, 2) float32  source  [[1, 1], [1, 1]]
+      y : Variable             # (2, 2) float32  source  [[2, 2], [2, 2]]
     ops:
-      a = matmul(x, y)      # (2, 2) float32  [[4, 4], [4, 4]]
-      b = reduce_mean(a)    # () float32  target  4
-    gradient of b:
-      dx = [[1, 1], [1, 1]]
-      dy = [[0.5, 0.5], [0.5, 0.5]]
+      z = matmul(x, y)         # (2, 2) float32  [[4, 4], [4, 4]]
+      loss = reduce_mean(z)    # () float32  target  4
+    gradient of loss:
+      ∂loss/∂x = [[1, 1], [1, 1]]
+      ∂loss/∂y = [[0.5, 0.5], [0.5, 0.5]]
     """
-    tr = trace(tape, target, sources)
+    tr = tape_data(tape, target, sources)
     n = len(tr.ops)
     head = f"GradientTape: {n} op{'s' if n != 1 else ''}"
     if not tr.tensors:
@@ -53,11 +54,7 @@ def format_tape(tape, target=None, sources=None, values=True, max_ops=None):
             scope = op.scope
             if scope:
                 rows.append((1, scope, None))
-        args = [tr.name(k) for k in op.inputs]
-        params = fmt.params_text(op.params)
-        call = f"{op.name}({', '.join(args + ([params] if params else []))})"
-        out = tr.tensors[op.output]
-        rows.append((2 if scope else 1, f"{out.name} = {call}", _right(out, values)))
+        rows.append((2 if scope else 1, tr.call_text(op.index), _right(tr.tensors[op.output], values)))
     if len(shown) < n:
         rows.append((1, f"... {n - len(shown)} more ops (format_tape(tape, max_ops=None) lists them all)", None))
 
@@ -77,7 +74,7 @@ def _right(t, values):
         parts.append("source")
     if t.is_target:
         parts.append("target")
-    if values:
+    if values and not t.literal:  # (a constant named by its value shows it once)
         v = fmt.value_text(t.value)
         if v is not None:
             parts.append(v)
@@ -92,7 +89,7 @@ def _gradients(tr):
     for k in tr.sources:
         t = tr.tensors[k]
         if t.none_reason:
-            lines.append(f"  d{t.name} = None    # {t.none_reason}")
+            lines.append(f"  {tr.grad_of(k)} = None    # {t.none_reason}")
         elif t.grad is not None:
-            lines.append(f"  d{t.name} = {fmt.array_text(t.grad)}")
+            lines.append(f"  {tr.grad_of(k)} = {fmt.array_text(t.grad)}")
     return lines

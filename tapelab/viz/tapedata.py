@@ -1,11 +1,18 @@
-"""Tape -> plain trace data: named tensors and ops, the one thing the listing and the DOT export read.
+"""Tape -> plain data: named tensors and ops, the one thing the listing, the DOT export and the stepper read.
 
-    trace(tape, target, sources) -> Trace(tensors={key: TensorInfo}, ops=[OpInfo], ...)
+    tape_data(tape, target, sources) -> TapeData(tensors={key: TensorInfo}, ops=[OpInfo], ...)
 
 Keys are ``id(tensor)`` (tensors are unhashable, like TF's); they are only used while the tape holds the
-tensors alive. Names are what a learner sees: a Variable's own name (``x`` for ``x:0``), else a, b, c, ...
-in order of first appearance, skipping names Variables already use and ``g``, which every gradient
-formula uses for the gradient arriving at an op.
+tensors alive.
+
+Names are the learner's, looked up when the picture is made, in this order:
+1. an explicit name: a Variable's ``name=`` (``x`` for ``x:0``; a layer's ``dense/kernel``), a traced
+   graph's argument name; repeated ones get TF's suffixes (``kernel``, ``kernel_1``);
+2. the name the calling code holds the tensor by (:func:`tapelab.learner.code_names`: identity only; if
+   one tensor has two names, the first bound; a name rebound since names only what it holds now);
+3. a scalar constant nobody named (and not a source or target) shows its value (``2``);
+4. any other tensor gets a name no Python code can have: ``%3`` is the output of op 3 (``tape.entries[3]``),
+   ``%in0``, ``%in1``, ... are unnamed inputs.
 
 A traced ``Graph`` (``tl.function``) holds no values: its placeholders, the nodes computed from them
 and the Variables it captures show none (``value`` is ``None``); only its constants do.
@@ -15,7 +22,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tapelab.learner import code_names
 from tapelab.tensor import Tensor, Variable
+from tapelab.viz import fmt
 
 # why a source's gradient is None, in the order they are checked
 NOT_FLOAT = "integer dtype: only float tensors have gradients"
@@ -41,6 +50,7 @@ class TensorInfo:
     is_target: bool = False
     is_source: bool = False
     none_reason: str = None  # for a source whose gradient is None: why
+    literal: bool = False  # a scalar constant nobody named: its name is its value, and pictures write it inline
 
 
 @dataclass
@@ -57,7 +67,7 @@ class OpInfo:
 
 
 @dataclass
-class Trace:
+class TapeData:
     """Everything the listing and the graph show, with no reference to the engine's classes."""
 
     tensors: dict  # key -> TensorInfo; inputs first (in order of first use), then op outputs
@@ -73,18 +83,24 @@ class Trace:
     def inputs(self):
         return [t for t in self.tensors.values() if t.producer is None]
 
+    @property
+    def target_name(self):
+        """The target's name (``loss``), ``(a + b)`` for several targets, ``the target`` without one."""
+        names = [self.name(k) for k in self.targets]
+        if not names:
+            return "the target"
+        return fmt.operand(names[0]) if len(names) == 1 else "(" + " + ".join(names) + ")"
 
-RESERVED = {"g"}  # the formulas' name for the upstream gradient (dx = g * y): never a tensor's generated name
+    def grad_of(self, key):
+        """The gradient of the target with respect to a tensor, in symbols: ``∂loss/∂x``."""
+        return fmt.partial(self.target_name, self.name(key))
 
-
-def letters(n):
-    """The n-th jaxpr-style name: a, b, ..., z, aa, ab, ..."""
-    s = ""
-    n += 1
-    while n:
-        n, r = divmod(n - 1, 26)
-        s = chr(97 + r) + s
-    return s
+    def call_text(self, index):
+        """``z = matmul(x, y)``: an op written with its tensors' names and its params."""
+        op = self.ops[index]
+        params = fmt.params_text(op.params)
+        args = ", ".join([self.name(k) for k in op.inputs] + ([params] if params else []))
+        return f"{self.name(op.output)} = {op.name}({args})"
 
 
 def _as_list(x):
@@ -97,8 +113,8 @@ def _as_list(x):
     return list(x)
 
 
-def trace(tape, target=None, sources=None):
-    """Read ``tape`` into a :class:`Trace`.
+def tape_data(tape, target=None, sources=None):
+    """Read ``tape`` into :class:`TapeData`, naming tensors as the calling code does.
 
     ``target``/``sources`` default to those of the tape's last ``gradient()`` call; without one there
     are none (watched tensors are still drawn as such). A non-persistent tape that already ran
@@ -132,8 +148,7 @@ def trace(tape, target=None, sources=None):
 
     is_graph = hasattr(tape, "placeholders")  # a traced graph: values exist only when it runs
     # inputs in order of first use; then sources/watched tensors the entries never used
-    tensors, order = {}, []
-    tensors_by_key = {}  # key -> the tensor itself
+    tensors, by_key = {}, {}  # key -> TensorInfo; key -> the tensor itself
 
     def add_input(t, value):
         if id(t) in tensors or id(t) in produced:
@@ -151,8 +166,7 @@ def trace(tape, target=None, sources=None):
         shown = None if is_graph and kind != "constant" else value
         tensors[id(t)] = TensorInfo(id(t), None, kind, tuple(value.shape), value.dtype.name, shown,
                                     trainable=bool(getattr(t, "trainable", False)))
-        order.append((t, None))
-        tensors_by_key[id(t)] = t
+        by_key[id(t)] = t
 
     for e in entries:
         for t, v in zip(e.inputs, e.values):
@@ -167,57 +181,72 @@ def trace(tape, target=None, sources=None):
             v = out._value
             tensors[id(out)] = TensorInfo(id(out), None, "intermediate", tuple(v.shape), v.dtype.name,
                                           None if is_graph else v, producer=k, scope=e.scope)
-            order.append((out, k))
-            tensors_by_key[id(out)] = out
+            by_key[id(out)] = out
         rule = e.op.formulas  # one string per input; none for a traced Graph's assign, argmax, ... nodes
         formulas = tuple(rule[i] if rule else None for i in range(len(e.inputs)))
         ops.append(OpInfo(k, e.op.name, [id(t) for t in e.inputs], id(out), dict(e.params), e.scope, formulas))
 
-    _name_tensors(tensors, order)
+    ends = {id(t) for t in list(srcs) + targets}  # sources and targets are named, never written as a value
+    _name_tensors(tensors, by_key, getattr(tape, "input_names", {}), ends)
 
-    tr = Trace(tensors, ops, [id(t) for t in targets if id(t) in tensors],
-               [id(s) for s in srcs if id(s) in tensors], has_gradient=use_bw)
-    for key in tr.targets:
+    data = TapeData(tensors, ops, [id(t) for t in targets if id(t) in tensors],
+                    [id(s) for s in srcs if id(s) in tensors], has_gradient=use_bw)
+    for key in data.targets:
         tensors[key].is_target = True
-    reach = _reaching(ops, tr.targets)
-    stopped_target = any(k in stopped for k in tr.targets)
+    reach = _reaching(ops, data.targets)
+    stopped_target = any(k in stopped for k in data.targets)
     stopped_on_path = [k for k in reach if k in stopped and k in tensors]
     for key, info in tensors.items():
         if use_bw and key in bw.grads:
             info.grad = bw.grads[key]
-    for key in tr.sources:
+    for key in data.sources:
         info = tensors[key]
         info.is_source = True
-        if use_bw and any(s is tensors_by_key.get(key) for s in bw.sources):
+        if use_bw and any(s is by_key.get(key) for s in bw.sources):
             gets_grad = key in bw.grads  # what gradient() actually returned
         else:  # what it would return: the engine follows recorded ops from tracked tensors only
-            gets_grad = bool(tr.targets) and key in reach and key in tracked
-        if not gets_grad and (use_bw or tr.targets):
+            gets_grad = bool(data.targets) and key in reach and key in tracked
+        if not gets_grad and (use_bw or data.targets):
             through = sorted(tensors[k].name for k in stopped_on_path if key in _came_from(k, ops, stopped))
             info.none_reason = _none_reason(info, key, tracked, stopped, stopped_target, through)
-    return tr
+    return data
 
 
-def _name_tensors(tensors, order):
+def _name_tensors(tensors, by_key, input_names, ends):
+    """Give every TensorInfo its name (see the module's docstring for the order of the rules)."""
     taken, seen = set(), {}
-    for t, _ in order:  # Variables first claim their own names (uniquified as TF does: w, w_1, ...)
-        if isinstance(t, Variable):
-            base = t.name[:-2] if t.name.endswith(":0") else t.name
-            n = seen.get(base, 0)
-            name = base if n == 0 else f"{base}_{n}"
-            while name in taken:
-                n += 1
-                name = f"{base}_{n}"
-            seen[base] = n + 1
+
+    def claim(info, base):  # TF's suffixes for a repeated explicit name: w, w_1, ...
+        n = seen.get(base, 0)
+        name = base if n == 0 else f"{base}_{n}"
+        while name in taken:
+            n += 1
+            name = f"{base}_{n}"
+        seen[base] = n + 1
+        taken.add(name)
+        info.name = name
+
+    for key, info in tensors.items():
+        t = by_key[key]
+        explicit = t.given_name if isinstance(t, Variable) else input_names.get(key)
+        if explicit:
+            claim(info, explicit)
+    unnamed = [by_key[k] for k, info in tensors.items() if info.name is None]
+    for key, name in code_names(unnamed).items():
+        if name not in taken:
             taken.add(name)
-            tensors[id(t)].name = name
-    k = 0
-    for t, _ in order:
-        if tensors[id(t)].name is None:
-            while letters(k) in taken or letters(k) in RESERVED:
-                k += 1
-            tensors[id(t)].name = letters(k)
-            k += 1
+            tensors[key].name = name
+    inputs = 0
+    for info in tensors.values():
+        if info.name is not None:
+            continue
+        if info.producer is not None:
+            info.name = f"%{info.producer}"
+        elif info.kind == "constant" and info.value is not None and info.shape == () and info.key not in ends:
+            info.name, info.literal = fmt.value_text(info.value.reshape(())), True
+        else:
+            info.name = f"%in{inputs}"
+            inputs += 1
 
 
 def _reaching(ops, targets):

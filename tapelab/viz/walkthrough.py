@@ -1,0 +1,403 @@
+"""A recorded tape prepared for stepping through: backward (the chain rule, op by op) or forward (a replay).
+
+    walkthrough(tape, loss, [x, y])  -> Walkthrough: the steps, the names, the picture and its schedule (pure)
+    step_view(walk, k, mode)         -> StepView: what to show after k steps (pure, tested directly)
+    step_text(walk, mode)            -> every step as text
+
+The picture is laid out once, with every gradient label it will ever show; a step only changes which
+nodes and edges are current, done or pending. ``Walkthrough.schedule`` says so compactly, per edge, so the
+stepper's front end can restyle the picture by itself: one number per edge, no Graphviz run per step.
+"""
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from tapelab.learner import spell
+from tapelab.viz import fmt
+from tapelab.viz.dot import COLLAPSE_OVER, MAX_OPS, build, rule_symbols
+
+MODES = ("backward", "forward")
+CURRENT = "#dc2626"  # the op being processed and its edges (the same red as to_dot's highlight)
+GRADIENT = "#ea580c"  # edges a gradient already flowed along
+FORWARD = "#2563eb"  # edges of ops already replayed forward
+PENDING = "#d1d5db"  # edges still to come (dimmed)
+
+
+class Schedule(NamedTuple):
+    """When each part of the picture changes, in one mode: positions run from 0 (the start) to ``count``."""
+
+    count: int
+    current: list  # position -> node ids drawn as current (the op's node; the target at the start of backward)
+    edge_start: dict  # edge id -> the first position it is active (pending before; its label shows from then on)
+    edge_unit: dict  # edge id -> the node of the op (or box) it belongs to: current while that node is
+    appears: dict  # node id -> the position it is computed at (forward: dimmed before); absent: always there
+    step_of_node: dict  # node id -> the position a click on it jumps to
+
+
+class TableRow(NamedTuple):
+    name: str
+    value: str
+    status: str
+
+
+@dataclass
+class Walkthrough:
+    """A tape's backward pass and forward replay as plain data, ready to be stepped through."""
+
+    steps: list  # tape.backward_steps(...): one Step per op, in backward order
+    entries: list  # the tape's entries, in execution (forward) order
+    data: object  # TapeData: names, values, ops of the recorded tape
+    graph: object  # DotGraph: node ids and edges
+    dot: str  # the picture as DOT text, with the final gradient label on every edge a gradient flows along
+    labels: dict  # edge id -> that label
+    schedules: dict  # mode -> Schedule
+    rankdir: str  # the picture's direction ("TB" or "LR")
+
+    def count(self, mode="backward"):
+        """How many steps a mode has (positions run from 0, the start, to this number)."""
+        return self.schedules[mode].count
+
+
+class _Recorded:
+    """What ``tape_data()`` reads from a tape (entries, watched, stopped, tracks()), frozen before the
+    backward pass consumed it. It carries no gradient record, so the picture's tensor boxes show forward
+    values only: the gradients appear on the edges, step by step, instead of all at once."""
+
+    last_backward = None
+
+    def __init__(self, entries, watched, stopped, stopped_from, tracked):
+        self.entries = entries
+        self.watched = tuple(watched)
+        self.stopped = tuple(stopped)
+        self.stopped_from = stopped_from
+        self._tracked = set(tracked)  # ids
+
+    def tracks(self, tensor):
+        return id(tensor) in self._tracked
+
+
+def walkthrough(tape, target, sources, output_gradients=None, *, collapse=None, expand=(), detail="values",
+                max_ops=MAX_OPS, rankdir=None):
+    """Run the tape's backward pass as steps and prepare everything a stepper shows (no widget, no Graphviz).
+
+    Like ``tape.gradient()``, this uses up a non-persistent tape; the collapse/expand/detail/max_ops/
+    rankdir options are those of :func:`tapelab.viz.to_dot`.
+
+    >>> x = tl.Variable(3.0, name="x")
+    >>> with tl.GradientTape() as tape:
+    ...     y = x * x + x
+    >>> walk = walkthrough(tape, y, x)
+    >>> [walk.data.ops[s.index].name for s in walk.steps]
+    ['add', 'multiply']
+    """
+    if isinstance(target, Walkthrough):
+        raise TypeError("walkthrough: give the tape, the target and the sources, e.g. walkthrough(tape, loss, [x, y]).")
+    if tape.used:
+        raise RuntimeError(spell(
+            "BackwardStepper: this GradientTape was already used by gradient() (or another stepper), and a "
+            "non-persistent tape releases its ops after one backward pass, so there is nothing left to step "
+            "through. Record the computation again with\n"
+            "    with tl.GradientTape(persistent=True) as tape:\n"
+            "        ...\n"
+            "to step through it and also call tape.gradient(), or build the stepper before gradient() "
+            "(its table ends with the same gradients)."))
+    entries, watched, stopped = list(tape.entries), tape.watched, tape.stopped  # a one-shot tape lets go of them
+    steps = tape.backward_steps(target, sources, output_gradients)
+    bw = tape.last_backward
+    recorded = _Recorded(entries, watched, stopped, bw.stopped, bw.tracked)
+    if collapse is None:
+        collapse = len(entries) > COLLAPSE_OVER
+    graph = build(recorded, list(bw.targets), list(bw.sources), detail=detail, collapse=collapse, expand=expand,
+                  max_ops=max_ops)
+    data = graph.data
+    backward = _backward_schedule(steps, graph)
+    labels = _edge_labels(steps, graph, backward)
+    rankdir = rankdir or graph.rankdir()
+    dot = graph.source(edge_labels=labels, rankdir=rankdir)
+    return Walkthrough(steps, entries, data, graph, dot, labels,
+                       {"backward": backward, "forward": _forward_schedule(graph)}, rankdir)
+
+
+def _backward_schedule(steps, graph):
+    position_of_op = {s.index: p for p, s in enumerate(steps, start=1)}
+    current = [[graph.tensor_nodes[k] for k in graph.data.targets]]
+    current += [[graph.op_nodes[s.index]] for s in steps]
+    sends = {(s.index, c.index) for s in steps for c in s.contributions}  # (op, input) pairs a gradient flows along
+    unit_ops = {}
+    for k, node in graph.op_nodes.items():
+        unit_ops.setdefault(node, []).append(k)
+    edge_start, edge_unit = {}, {}
+    for e in graph.edges:
+        unit = e.head if e.arg is not None else e.tail
+        if e.arg is None:  # op -> its output: the gradient arrives when the op's step begins
+            when = [position_of_op.get(e.op)]
+        elif unit.startswith("op_"):
+            when = [position_of_op.get(e.op)] if (e.op, e.arg) in sends else []
+        else:  # into a collapsed box: when the first of its ops sends something to this tensor
+            when = [position_of_op.get(k) for k in unit_ops[unit] for i, t in enumerate(graph.data.ops[k].inputs)
+                    if t == e.tensor and (k, i) in sends]
+        when = [w for w in when if w is not None]
+        if when:
+            edge_start[e.id], edge_unit[e.id] = min(when), unit
+    step_of_node = {node: min(position_of_op[k] for k in ks if k in position_of_op)
+                    for node, ks in unit_ops.items() if any(k in position_of_op for k in ks)}
+    for e in graph.edges:  # a tensor's node jumps to the step that sends it its gradient
+        if e.id in edge_start and e.tail not in step_of_node:
+            step_of_node[e.tail] = edge_start[e.id]
+    for k in graph.data.targets:
+        step_of_node[graph.tensor_nodes[k]] = 0
+    return Schedule(len(steps), current, edge_start, edge_unit, {}, step_of_node)
+
+
+def _forward_schedule(graph):
+    ops = graph.data.ops
+    current = [[]] + [[graph.op_nodes[op.index]] for op in ops]
+    edge_start = {e.id: e.op + 1 for e in graph.edges}
+    edge_unit = {e.id: e.head if e.arg is not None else e.tail for e in graph.edges}
+    appears, step_of_node = {}, {}
+    for op in ops:  # a box appears with its first op; a tensor when its op runs
+        node = graph.op_nodes[op.index]
+        appears.setdefault(node, op.index + 1)
+        step_of_node.setdefault(node, op.index + 1)
+        out = graph.tensor_nodes[op.output]
+        appears.setdefault(out, op.index + 1)
+        step_of_node.setdefault(out, op.index + 1)
+    return Schedule(len(ops), current, edge_start, edge_unit, appears, step_of_node)
+
+
+def _edge_labels(steps, graph, schedule):
+    """Every edge a gradient flows along -> its label: ``∂loss/∂z = 0.25`` for the gradient arriving at an op's
+    output, ``∂loss/∂x = ...`` (or ``+= ...`` when x gets several parts) for what an op sends to an input."""
+    data = graph.data
+    parts = {}  # tensor key -> how many contributions it gets in all
+    sent = {}  # (op index, input index) -> contribution
+    upstream = {}
+    for s in steps:
+        upstream[s.index] = s.upstream
+        for c in s.contributions:
+            parts[id(c.tensor)] = parts.get(id(c.tensor), 0) + 1
+            sent[(s.index, c.index)] = c.value
+    by_unit = {}  # (unit, tensor) -> summed contributions of the unit's ops to that tensor
+    for (k, i), c in sent.items():
+        key = (graph.op_nodes[k], data.ops[k].inputs[i])
+        by_unit[key] = c if key not in by_unit else by_unit[key] + c
+    labels = {}
+    for e in graph.edges:
+        if e.id not in schedule.edge_start:
+            continue
+        if e.arg is None:
+            labels[e.id] = f"{data.grad_of(e.tensor)}\n= {_short(upstream[e.op])}"
+        else:
+            unit = schedule.edge_unit[e.id]
+            value = sent[(e.op, e.arg)] if unit.startswith("op_") else by_unit[(unit, e.tensor)]
+            whole = parts.get(e.tensor, 0) == 1 or (not unit.startswith("op_") and np.array_equal(
+                value, _total_of(steps, e.tensor)))
+            labels[e.id] = f"{data.grad_of(e.tensor)}\n{'=' if whole else '+='} {_short(value)}"
+    return labels
+
+
+def _total_of(steps, key):
+    for s in reversed(steps):
+        if key in s.totals:
+            return s.totals[key]
+    return None
+
+
+def _short(v):
+    """An edge label's value: up to 4 numbers, else the norm."""
+    return fmt.array_text(v, small=4, shape=False)
+
+
+def _constant_note(v):
+    v = np.asarray(v)
+    if v.size > 1 and v.dtype.kind == "f" and np.all(v == v.flat[0]):
+        return f"   ({fmt.value_text(v.reshape(-1)[:1].reshape(()))} per element)"
+    return ""
+
+
+@dataclass
+class StepView:
+    """Everything a stepper shows at one position: pure data, no widgets, no Graphviz.
+
+    ``position`` runs from 0 (the start) to ``count``; ``op_index`` is the tape entry being processed
+    (``None`` at the start). ``edges`` maps each drawn edge id to ``"current"``, ``"done"`` or
+    ``"pending"``; ``labels`` holds the edges whose gradient label shows; ``dimmed`` the nodes not computed
+    yet (forward). ``table`` rows are :class:`TableRow`.
+    """
+
+    mode: str
+    position: int
+    count: int
+    op_index: int
+    current: list  # node ids drawn as current
+    dimmed: set
+    edges: dict
+    labels: set
+    panel: list  # lines of text: the step written out
+    table_title: str
+    table: list
+
+    @property
+    def text(self):
+        """The step as plain text: the panel, then the table."""
+        lines = list(self.panel)
+        if self.table:
+            lines.append(self.table_title)
+            width = max(len(row.name) for row in self.table)
+            for row in self.table:
+                lines.append(f"  {row.name.ljust(width)}  {row.value}" + (f"    ({row.status})" if row.status else ""))
+        return "\n".join(lines)
+
+
+def step_view(walk, position, mode="backward"):
+    """What to show after ``position`` steps of ``walk`` (a :class:`Walkthrough`), backward or forward.
+
+    >>> x = tl.Variable(3.0, name="x")
+    >>> with tl.GradientTape() as tape:
+    ...     y = x * x + x
+    >>> print(step_view(walkthrough(tape, y, x), 2).text)
+    Backward step 2 of 2 - op 0: %0 = multiply(x, x)
+      upstream gradient at %0:  ∂y/∂%0 = 1
+      to x (input 0):  ∂y/∂x += ∂y/∂%0 * x = 3
+          ∂y/∂x so far: 1 + 3 = 4
+      to x (input 1):  ∂y/∂x += ∂y/∂%0 * x = 3
+          ∂y/∂x: 4 + 3 = 7, final
+    gradients of y with respect to the sources:
+      x  7    (final)
+    """
+    if mode not in MODES:
+        raise ValueError(f"step_view: mode={mode!r} should be 'backward' or 'forward'.")
+    schedule = walk.schedules[mode]
+    count = schedule.count
+    if isinstance(position, bool) or not isinstance(position, (int, np.integer)) or not 0 <= position <= count:
+        raise ValueError(
+            f"step_view: position={position!r} is outside 0..{count} ({mode} has {count} step"
+            f"{'s' if count != 1 else ''}; 0 is the start, before the first one)."
+        )
+    p = int(position)
+    current = schedule.current[p]
+    edges = {}
+    for e in walk.graph.edges:
+        start = schedule.edge_start.get(e.id)
+        if start is None or start > p:
+            edges[e.id] = "pending"
+        else:
+            edges[e.id] = "current" if schedule.edge_unit[e.id] in current else "done"
+    labels = {i for i, state in edges.items() if state != "pending"} if mode == "backward" else set()
+    dimmed = {node for node, when in schedule.appears.items() if when > p}
+    view = StepView(mode, p, count, None, current, dimmed, edges, labels, [], "", [])
+    return _backward_text(walk, view) if mode == "backward" else _forward_text(walk, view)
+
+
+def _backward_text(walk, view):
+    p, data = view.position, walk.data
+    target = data.target_name
+    if p == 0:
+        big = any(data.tensors[k].value.size > 1 for k in data.targets)
+        view.panel = [f"Start: the backward pass begins at the target {target} with ∂{target}/∂{target} = 1"
+                      f"{', for every element' if big else ''}."]
+        if view.count:
+            view.panel.append(f"  {view.count} op{'s' if view.count != 1 else ''} to go back through, from the "
+                              "last one recorded to the first. Press Next.")
+        else:
+            view.panel.append("  No recorded op lies between the sources and the target: there is nothing to step "
+                              "through, and every source's gradient is None.")
+    else:
+        s = walk.steps[p - 1]
+        view.op_index = s.index
+        op = data.ops[s.index]
+        scope = f"   [in {op.scope}]" if op.scope else ""
+        out = data.name(op.output)
+        view.panel = [f"Backward step {p} of {view.count} - op {s.index}: {data.call_text(s.index)}{scope}",
+                      f"  upstream gradient at {out}:  {data.grad_of(op.output)} = {fmt.array_text(s.upstream)}"
+                      + _constant_note(s.upstream)]
+        symbols = rule_symbols(data, op)
+        before = dict(walk.steps[p - 2].totals) if p >= 2 else {}
+        last = _last_contribution(walk)
+        for c in s.contributions:
+            key = id(c.tensor)
+            name, grad = data.name(key), data.grad_of(key)
+            rhs = f"{fmt.rule_rhs(c.formula, symbols)} = {fmt.array_text(c.value)}"
+            which = f" (input {c.index})" if op.inputs.count(key) > 1 else ""
+            prev = before.get(key)
+            if prev is None and last[key] == (p, c.index):  # its only part: the whole gradient
+                view.panel.append(f"  to {name}{which}:  {grad} = {rhs}")
+            else:
+                view.panel.append(f"  to {name}{which}:  {grad} += {rhs}")
+                total = (f"{fmt.array_text(prev)} + {fmt.array_text(c.value)} = " if prev is not None else "") + \
+                    fmt.array_text(c.total)
+                if prev is not None and np.asarray(c.total).size > fmt.SMALL:
+                    total = f"earlier parts + this one = {fmt.array_text(c.total)}"
+                done = last[key] == (p, c.index)
+                view.panel.append(f"      {grad}{':' if done else ' so far:'} {total}{', final' if done else ''}")
+            before[key] = c.total
+    view.table_title = f"gradients of {target} with respect to the sources:"
+    totals = walk.steps[p - 1].totals if p else {}
+    last = _last_contribution(walk)
+    for key in data.sources:
+        info = data.tensors[key]
+        g = totals.get(key)
+        if key not in last:
+            view.table.append(TableRow(info.name, "None", info.none_reason or "no gradient reaches it"))
+        elif g is None:
+            view.table.append(TableRow(info.name, "-", "not reached yet"))
+        else:
+            done = last[key][0] <= p
+            view.table.append(TableRow(info.name, fmt.array_text(g), "final" if done else "partial: more to come"))
+    return view
+
+
+def _last_contribution(walk):
+    """tensor key -> (position, input index) of the last contribution it receives."""
+    last = {}
+    for p, s in enumerate(walk.steps, start=1):
+        for c in s.contributions:
+            last[id(c.tensor)] = (p, c.index)
+    return last
+
+
+def _forward_text(walk, view):
+    p, data = view.position, walk.data
+    inputs = ", ".join(t.name for t in data.inputs) or "none"
+    if p == 0:
+        view.panel = [f"Forward replay: the tape recorded {view.count} op{'s' if view.count != 1 else ''}, in this "
+                      f"order. Inputs: {inputs}. Press Next to run them again one by one."]
+        view.table_title = "inputs:"
+        view.table = [TableRow(t.name, fmt.array_text(t.value), t.kind) for t in data.inputs]
+        return view
+    k = p - 1
+    view.op_index = k
+    op = data.ops[k]
+    scope = f"   [in {op.scope}]" if op.scope else ""
+    out = data.tensors[op.output]
+    view.panel = [f"Forward step {p} of {view.count} - op {k}: {data.call_text(k)}{scope}",
+                  f"  {out.name} = {fmt.array_text(out.value)}   {fmt.shape_text(out.shape)} {out.dtype}"]
+    view.table_title = f"op {k} ({op.name}) read and produced:"
+    for key in dict.fromkeys(op.inputs):
+        t = data.tensors[key]
+        view.table.append(TableRow(t.name, fmt.array_text(t.value), "input"))
+    view.table.append(TableRow(out.name, fmt.array_text(out.value), "output"))
+    return view
+
+
+def step_text(walk, mode="backward"):
+    """Every step of a :class:`Walkthrough` as text, from the start to the end.
+
+    >>> x = tl.Variable(3.0, name="x")
+    >>> with tl.GradientTape() as tape:
+    ...     y = x * x + x
+    >>> print(step_text(walkthrough(tape, y, x)).splitlines()[5])
+    Backward step 1 of 2 - op 1: y = add(%0, x)
+    """
+    return "\n\n".join(step_view(walk, p, mode).text for p in range(walk.count(mode) + 1))
+
+
+def frame_dot(walk, position, mode="backward"):
+    """The DOT text of one step as a still picture (the stepper's static frame): the same layout, coloured."""
+    view = step_view(walk, position, mode)
+    done = GRADIENT if mode == "backward" else FORWARD
+    colors = {i: {"current": CURRENT, "done": done}.get(state, PENDING) for i, state in view.edges.items()}
+    labels = {i: walk.labels[i] for i in view.labels if i in walk.labels}
+    return walk.graph.source(highlight=view.current, edge_colors=colors, edge_labels=labels, rankdir=walk.rankdir)
