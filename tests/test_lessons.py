@@ -117,3 +117,23 @@ def test_readme_lists_every_lesson():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     missing = [p.name for p in LESSONS if f"notebooks/{p.name}" not in readme]
     assert not missing, f"README.md's lesson list does not link {missing}"
+
+
+CELL_PX = 900  # a notebook cell's width in JupyterLab at a usual window size
+LEGIBLE_SCALE = 0.75  # shrunk to fit the cell, 10 pt text stays 10 px
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_every_saved_drawing_fits_a_cell_legibly(path):
+    """A drawing shrinks to its cell's width (never a horizontal scroll bar); shrunk, its text must stay legible."""
+    for i, cell in enumerate(load(path)["cells"]):
+        for out in cell.get("outputs", []):
+            svg = out.get("data", {}).get("image/svg+xml")
+            if svg is None:
+                continue
+            svg = "".join(svg) if isinstance(svg, list) else svg
+            assert 'style="max-width: 100%; height: auto"' in svg, f"{path.name} cell {i}: the SVG can overflow"
+            width_px = float(re.search(r'<svg[^>]*\swidth="([\d.]+)pt"', svg)[1]) * 4 / 3
+            assert width_px * LEGIBLE_SCALE <= CELL_PX, (
+                f"{path.name} cell {i}: the drawing is {width_px:.0f} px wide; in a {CELL_PX} px cell its text would "
+                f"shrink below 10 px. Draw it top to bottom (rankdir='TB'), collapse its scopes, or cap max_ops.")

@@ -6,6 +6,8 @@ tests/test_viz_listing.py); notebooks name them as the code does (the saved-note
 """
 
 import base64
+import json
+import re
 import subprocess
 import sys
 
@@ -269,8 +271,6 @@ def test_buttons_and_slider_move_the_view_and_the_picture():
 def test_the_picture_keeps_the_ids_the_schedule_names():
     tape, loss, variables = mlp()
     s = tl.viz.BackwardStepper(tape, loss, variables)
-    import re
-
     ids = set(re.findall(r'<g id="([^"]+)" class="(?:node|edge)"', s.graph.svg))
     plan = s.graph.schedules["backward"]
     assert set(plan["edge_start"]) <= ids and {n for nodes in plan["current"] for n in nodes} <= ids
@@ -337,3 +337,40 @@ def test_a_saved_notebook_keeps_a_still_picture_and_the_chain_rule_in_the_codes_
     assert "Backward step 2 of 2 - op 0: %0 = multiply(x, x)" in out.data["text/plain"]
     assert "Backward step 1 of 2 - op 1: y = add(%0, x)" in out.data["text/plain"]  # y: the notebook's name
     assert out.data["text/plain"].rstrip().endswith("x  7    (final)")
+
+
+SEED_PICTURES = """
+import tapelab as tl
+x = tl.Variable(tl.ones((2, 2)), name="x")
+y = tl.Variable([[2, 2], [2, 2]], dtype=tl.float32, name="y")
+with tl.GradientTape() as tape:
+    z = tl.matmul(x, y)
+    loss = tl.reduce_mean(z)
+listing = str(tape)
+svg = tl.viz.draw(tape, loss, [x, y]).svg
+steps = str(tl.viz.BackwardStepper(tape, loss, [x, y]))
+"""
+
+
+def assert_seed_names(listing, svg, steps):
+    assert "  z = matmul(x, y)" in listing and "  loss = reduce_mean(z)" in listing
+    assert ">matmul(x, y)</text>" in svg and ">reduce_mean(z)</text>" in svg and ">loss (target)</text>" in svg
+    assert "Backward step 1 of 2 - op 1: loss = reduce_mean(z)" in steps
+    assert "  to x:  ∂loss/∂x = ∂loss/∂z @ y.T = [[1, 1], [1, 1]]" in steps
+
+
+def test_the_seed_tape_shows_z_and_loss_from_a_script(tmp_path):
+    script = tmp_path / "seed.py"
+    script.write_text(SEED_PICTURES + "import json\nprint(json.dumps([listing, svg, steps]))\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True).stdout
+    assert_seed_names(*json.loads(out))
+
+
+def test_the_seed_tape_shows_z_and_loss_from_a_notebook():
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(SEED_PICTURES),
+                nbformat.v4.new_code_cell("import json\nprint(json.dumps([listing, svg, steps]))")]
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    assert_seed_names(*json.loads(nb.cells[1].outputs[0]["text"]))

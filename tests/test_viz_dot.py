@@ -330,3 +330,16 @@ def test_the_direction_follows_the_tapes_shape():
     assert "rankdir=LR" in to_dot(tape, target=total, sources=wide)
     assert "rankdir=TB" in to_dot(tape, rankdir="TB")
     assert build(tape).rankdir() == "LR"
+
+
+def test_a_50_op_tape_draws_a_cell_wide():
+    x = tl.Variable(1.0, name="x")
+    half = tl.constant(0.5)
+    with tl.GradientTape() as tape:
+        y = x
+        for _ in range(25):
+            y = tl.tanh(y * half)
+    tape.gradient(y, x)
+    svg = tl.viz.draw(tape).svg
+    width_px = float(re.search(r'<svg[^>]*\swidth="([\d.]+)pt"', svg)[1]) * 4 / 3
+    assert "rankdir=TB" in to_dot(tape) and width_px < 600  # a straight column, not a diagonal
