@@ -374,3 +374,18 @@ def test_the_seed_tape_shows_z_and_loss_from_a_notebook():
                 nbformat.v4.new_code_cell("import json\nprint(json.dumps([listing, svg, steps]))")]
     nbclient.NotebookClient(nb, timeout=120, kernel_name="python3").execute()
     assert_seed_names(*json.loads(nb.cells[1].outputs[0]["text"]))
+
+
+def test_without_anywidget_the_picture_is_each_steps_still_frame(monkeypatch):
+    """The Python-only path: no custom front end, Graphviz draws each step's frame in the kernel."""
+    monkeypatch.setitem(sys.modules, "tapelab.viz.graphview", None)  # `import` of it now raises ImportError
+    tape, x, y, _, loss = seed_000()
+    s = tl.viz.BackwardStepper(tape, loss, [x, y])
+    assert type(s.graph).__name__ == "FramesView" and "<svg" in s.graph.value
+    first = s.graph.value
+    s.next_button.click()
+    assert s.graph.position == 1 and s.graph.value != first and 'stroke="#dc2626"' in s.graph.value  # op 1 in red
+    s.mode_buttons.value = "forward"
+    assert s.graph.mode == "forward" and s.graph.position == 0
+    s.slider.value = 2
+    assert "Forward step 2 of 2" in s.panel.value and s.graph.value.count("<svg") == 1

@@ -3,8 +3,9 @@
     BackwardStepper(tape, loss, [x, y])     in Jupyter: Prev / Next / Play / slider / mode, the picture, the panel
 
 Controls are ipywidgets; the picture is an anywidget (``GraphView``) that restyles one Graphviz layout in
-the browser and follows the current op. Without a live kernel (a notebook opened, not run) the output
-shows a still frame of the last step as PNG, and every step as text.
+the browser and follows the current op. Without anywidget the picture is each step's still frame, drawn
+by Graphviz in the kernel (slower, and it does not scroll to the current op). Without a live kernel (a
+notebook opened, not run) the output shows a still frame of the last step as PNG, and every step as text.
 """
 
 import base64
@@ -14,18 +15,64 @@ from tapelab.viz.dot import MAX_OPS
 from tapelab.viz.walkthrough import MODES, frame_dot, step_text, step_view, walkthrough
 
 
-def _widget_libraries():
+def _ipywidgets():
     try:
         import ipywidgets
-
-        from tapelab.viz.graphview import GraphView
-    except ImportError as err:
+    except ImportError:
         raise ImportError(
-            f"BackwardStepper is a Jupyter widget and needs ipywidgets and anywidget ({err}): pip install ipywidgets "
-            "anywidget (or pip install 'tapelab[lab]'). Without them, every step prints as text:\n"
+            "BackwardStepper is a Jupyter widget and needs ipywidgets: pip install ipywidgets anywidget (or "
+            "pip install 'tapelab[lab]'). Without it, every step prints as text:\n"
             "    print(tapelab.viz.step_text(tapelab.viz.walkthrough(tape, loss, sources)))"
         ) from None
-    return ipywidgets, GraphView
+    return ipywidgets
+
+
+def _picture(widgets, walk, mode):
+    """The picture's widget: the anywidget ``GraphView`` (one layout, restyled in the browser), else ``FramesView``."""
+    from tapelab.viz.render import render_dot
+
+    try:
+        svg = render_dot(walk.dot, "svg").decode("utf-8")
+    except Exception as e:  # no Graphviz (GraphvizNotFound) or a failing dot: the text still teaches
+        svg = (f'<pre style="color: #6b7280">(no graph: {_html_escape(f"{type(e).__name__}: {e}")})\n\n'
+               f"{_html_escape(walk.dot)}</pre>")
+    width = _natural_width_px(svg) * LEGIBLE_ZOOM  # a wide picture takes the whole row; the panel goes below
+    layout = widgets.Layout(flex=f"1 1 {max(360, min(width, 900)):.0f}px", min_width="300px", margin="0 16px 0 0")
+    try:
+        from tapelab.viz.graphview import GraphView
+    except ImportError:  # no anywidget: the Python-only picture
+        return _frames_view(widgets)(walk, mode=mode, layout=layout)
+    return GraphView(svg=svg, schedules={m: s._asdict() for m, s in walk.schedules.items()}, mode=mode,
+                     layout=layout)
+
+
+def _frames_view(widgets):
+    import traitlets
+
+    class FramesView(widgets.HTML):
+        """The picture without anywidget: each step's still frame, drawn by Graphviz in the kernel (kept once made)."""
+
+        position = traitlets.Int(0)
+        mode = traitlets.Unicode("backward")
+
+        def __init__(self, walk, **kwargs):
+            self._walk, self._svgs = walk, {}
+            super().__init__(**kwargs)
+            self._draw()
+
+        @traitlets.observe("position", "mode")
+        def _draw(self, change=None):
+            from tapelab.viz.render import fit_width, render_dot
+
+            key = (self.mode, self.position)
+            if key not in self._svgs:
+                try:
+                    self._svgs[key] = fit_width(render_dot(frame_dot(self._walk, *key[::-1]), "svg").decode("utf-8"))
+                except Exception as e:  # noqa: BLE001 - no Graphviz: the panel still teaches
+                    self._svgs[key] = f'<pre style="color: #6b7280">(no graph: {_html_escape(str(e))})</pre>'
+            self.value = f'<div style="max-height: 620px; overflow: auto">{self._svgs[key]}</div>'
+
+    return FramesView
 
 
 LEGIBLE_ZOOM = 0.75  # the front end never shrinks the picture below this (10 pt text stays 10 px)
@@ -89,7 +136,7 @@ class BackwardStepper:
                  detail="values", max_ops=MAX_OPS, rankdir=None, interval=1200):
         if mode not in MODES:
             raise ValueError(f"BackwardStepper: mode={mode!r} should be 'backward' or 'forward'.")
-        widgets, GraphView = _widget_libraries()  # before the backward pass: a missing library must not use the tape
+        widgets = _ipywidgets()  # before the backward pass: a missing library must not use up the tape
         self.walk = walkthrough(tape, target, sources, output_gradients, collapse=collapse, expand=expand,
                                 detail=detail, max_ops=max_ops, rankdir=rankdir)
         self._views = {}  # (mode, position) -> StepView
@@ -108,17 +155,14 @@ class BackwardStepper:
         for b, name in ((self.prev_button, "prev"), (self.next_button, "next"), (self.reset_button, "reset")):
             b.layout = widgets.Layout(width="auto")
             b.add_class(f"tapelab-stepper-{name}")
-        svg = self._svg()
-        width = _natural_width_px(svg) * LEGIBLE_ZOOM  # a wide picture takes the whole row; the panel goes below
-        self.graph = GraphView(svg=svg, schedules={m: self._plan(m) for m in MODES}, mode=mode,
-                               layout=widgets.Layout(flex=f"1 1 {max(360, min(width, 900)):.0f}px", min_width="300px",
-                                                     margin="0 16px 0 0"))
+        self.graph = _picture(widgets, self.walk, mode)
         self.graph.add_class("tapelab-stepper-graph")
         self.panel = widgets.HTML(layout=widgets.Layout(width="100%"))
         self.table = widgets.HTML(layout=widgets.Layout(width="100%"))
         # in the browser Play and the slider drive the picture directly (no round trip); Python follows them
         widgets.jslink((self.play, "value"), (self.slider, "value"))
-        widgets.jslink((self.slider, "value"), (self.graph, "position"))
+        if "position" in self.graph.keys:  # (the anywidget's position is synced; FramesView follows from Python)
+            widgets.jslink((self.slider, "value"), (self.graph, "position"))
         self.prev_button.on_click(lambda _: self.step(-1))
         self.next_button.on_click(lambda _: self.step(+1))
         self.reset_button.on_click(lambda _: self.reset())
@@ -180,21 +224,6 @@ class BackwardStepper:
         self.table.value = _table_html(view)
         self.prev_button.disabled = view.position == 0
         self.next_button.disabled = view.position == view.count
-
-    def _plan(self, mode):
-        """The schedule of one mode as JSON for the front end."""
-        s = self.walk.schedules[mode]
-        return {"count": s.count, "current": s.current, "edge_start": s.edge_start, "edge_unit": s.edge_unit,
-                "appears": s.appears, "step_of_node": s.step_of_node}
-
-    def _svg(self):
-        from tapelab.viz.render import render_dot
-
-        try:
-            return render_dot(self.walk.dot, "svg").decode("utf-8")
-        except Exception as e:  # no Graphviz (GraphvizNotFound) or a failing dot: the text still teaches
-            return (f'<pre style="color: #6b7280">(no graph: {_html_escape(f"{type(e).__name__}: {e}")})\n\n'
-                    f"{_html_escape(self.walk.dot)}</pre>")
 
     # --- pictures and text ---------------------------------------------------------------------------------
     def frame(self, position=None, mode=None):

@@ -16,7 +16,7 @@ import numpy as np
 
 from tapelab.learner import spell
 from tapelab.viz import fmt
-from tapelab.viz.dot import COLLAPSE_OVER, MAX_OPS, build, rule_symbols
+from tapelab.viz.dot import MAX_OPS, build, rule_symbols
 
 MODES = ("backward", "forward")
 CURRENT = "#dc2626"  # the op being processed and its edges (the same red as to_dot's highlight)
@@ -107,8 +107,6 @@ def walkthrough(tape, target, sources, output_gradients=None, *, collapse=None, 
     steps = tape.backward_steps(target, sources, output_gradients)
     bw = tape.last_backward
     recorded = _Recorded(entries, watched, stopped, bw.stopped, bw.tracked)
-    if collapse is None:
-        collapse = len(entries) > COLLAPSE_OVER
     graph = build(recorded, list(bw.targets), list(bw.sources), detail=detail, collapse=collapse, expand=expand,
                   max_ops=max_ops)
     data = graph.data
