@@ -25,8 +25,9 @@ def check(question, answer, expected=None, *, test=None, hint="", tol=1e-4):
 
     ``answer`` is unanswered while it is ``...`` or ``None``. It is compared with ``expected``: a dtype
     with a dtype (``"float32"``, ``tf.float32`` and ``np.float32`` are the same), a number or array with a
-    number or array (within ``tol``), a ``bool`` with a ``bool``, a string with a string or any string of a
-    tuple (case and surrounding spaces ignored). For anything else pass ``test``, a function of the answer
+    number or array (within ``tol``; a tuple of numbers is an array), a ``bool`` with a ``bool``, a string with a
+    string or any string of a tuple of strings (case and surrounding spaces ignored). (So ``None`` is never an
+    answer: ask for a string such as ``"None"`` instead.) For anything else pass ``test``, a function of the answer
     that returns ``True`` when it is right, a string saying what is wrong, or ``None`` when the answer does
     nothing yet. ``hint`` is printed when the answer is wrong.
 
@@ -49,7 +50,7 @@ def check(question, answer, expected=None, *, test=None, hint="", tol=1e-4):
                 verdict = f"it raised {type(err).__name__}: {err}"
         if verdict is None:
             status, why = UNANSWERED, ""
-        elif verdict is True:
+        elif isinstance(verdict, (bool, np.bool_)) and verdict:
             status, why = CORRECT, ""
         else:
             status = WRONG
@@ -71,11 +72,16 @@ def _compare(answer, expected, tol):
     if isinstance(expected, bool):
         return answer is expected or (isinstance(answer, (bool, np.bool_)) and bool(answer) == expected) or (
             f"your answer is {answer!r}; answer True or False")
-    if isinstance(expected, (str, tuple)):
+    if isinstance(expected, str) or (isinstance(expected, tuple) and expected and
+                                     all(isinstance(a, str) for a in expected)):
         allowed = (expected,) if isinstance(expected, str) else expected
         return isinstance(answer, str) and answer.strip().lower() in {a.lower() for a in allowed}
-    if isinstance(expected, numbers.Number) or hasattr(expected, "__array__") or isinstance(expected, list):
-        got, want = np.asarray(answer, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    if isinstance(expected, (numbers.Number, list, tuple)) or hasattr(expected, "__array__"):
+        try:
+            got = np.asarray(answer, dtype=np.float64)
+        except (TypeError, ValueError):
+            return f"your answer is {answer!r}; a number (or a list of numbers) is expected"
+        want = np.asarray(expected, dtype=np.float64)
         if got.shape != want.shape:
             return f"your answer has shape {got.shape}, the answer has shape {want.shape}"
         return bool(np.allclose(got, want, rtol=tol, atol=tol))

@@ -33,6 +33,15 @@ def learner_frames(limit=50):
         frame, limit = frame.f_back, limit - 1
 
 
+def stacklevel():
+    """The ``stacklevel`` for ``warnings.warn``, called from the function that calls this, that points the
+    warning at the learner's line: the first frame outside tapelab's own files."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_HOME):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def namespaces(frame):
     """The dicts that hold a frame's names without a snapshot: its locals when they are a plain dict (a module,
     a notebook cell, ``exec()``) or a live view (Python >= 3.13), then its globals."""

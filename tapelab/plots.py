@@ -167,7 +167,8 @@ class progress:
     """A ``tqdm.auto`` progress bar (a widget in Jupyter, text in a terminal) that can show the loss.
 
     Iterate over it like the iterable it wraps; ``log(loss=..., acc=...)`` puts the current values
-    in the bar.
+    in the bar. In Jupyter, a finished bar becomes its last line of text (or nothing, with
+    ``leave=False``): a saved notebook shows how far the run went, not a widget stuck at 0%.
 
     >>> steps = tl.plots.progress(range(3), desc="steps")
     >>> for step in steps:
@@ -179,11 +180,27 @@ class progress:
 
         if total is None and iterable is not None and hasattr(iterable, "__len__"):
             total = len(iterable)
+        widget = _is_notebook_tqdm(tqdm)
+        if widget:
+            tqdm_kwargs.setdefault("display", False)  # shown below, through a handle that can replace it
         self.bar = tqdm(iterable, desc=desc, total=total, leave=leave, **tqdm_kwargs)
         self.values = {}
+        self._leave, self._handle = leave, None
+        if widget:
+            from IPython.display import display
+
+            self._handle = display(self.bar.container, display_id=True)
 
     def __iter__(self):
-        return iter(self.bar)
+        yield from self.bar
+        self._finish()
+
+    def _finish(self):
+        if self._handle is not None:
+            from IPython.display import Pretty
+
+            self._handle.update(Pretty(str(self.bar) if self._leave else ""))
+            self._handle = None
 
     def __len__(self):
         return len(self.bar)
@@ -200,6 +217,7 @@ class progress:
 
     def close(self):
         self.bar.close()
+        self._finish()
 
     def __enter__(self):
         return self
@@ -207,3 +225,12 @@ class progress:
     def __exit__(self, *exc):
         self.close()
         return False
+
+
+def _is_notebook_tqdm(cls):
+    """Whether ``tqdm.auto`` chose the Jupyter widget bar (it did if IPython and ipywidgets are there)."""
+    try:
+        from tqdm.notebook import tqdm as notebook_tqdm
+    except ImportError:
+        return False
+    return issubclass(cls, notebook_tqdm)

@@ -26,9 +26,10 @@ from tapelab import dtypes
 class Op:
     """One primitive. ``vjps[i]`` is the rule for input ``i`` (``None``: no gradient flows there)."""
 
-    __slots__ = ("name", "forward", "vjps", "formulas", "same_dtype", "float_only", "saves")
+    __slots__ = ("name", "forward", "vjps", "formulas", "same_dtype", "float_only", "saves", "broadcasts")
 
-    def __init__(self, name, forward, vjps=None, formulas=(), same_dtype=False, float_only=False, saves=False):
+    def __init__(self, name, forward, vjps=None, formulas=(), same_dtype=False, float_only=False, saves=False,
+                 broadcasts=False):
         self.name = name
         self.forward = forward
         self.vjps = vjps  # None: the whole op is not differentiable (never recorded)
@@ -36,6 +37,7 @@ class Op:
         self.same_dtype = same_dtype
         self.float_only = float_only
         self.saves = saves  # the forward returns (output, residual); the rules get residual=
+        self.broadcasts = broadcasts  # elementwise with broadcasting: a rule's result is summed to its input's shape
 
     @property
     def differentiable(self):
@@ -269,37 +271,38 @@ defop("cast", lambda x, dtype: x.astype(dtypes.as_dtype(dtype).as_numpy_dtype),
 defop("add", np.add,
       (lambda B, g, out, x, y: unbroadcast(B, g, x.shape),
        lambda B, g, out, x, y: unbroadcast(B, g, y.shape)),
-      ("dx = g", "dy = g"), same_dtype=True)
+      ("dx = g", "dy = g"), same_dtype=True, broadcasts=True)
 defop("subtract", np.subtract,
       (lambda B, g, out, x, y: unbroadcast(B, g, x.shape),
        lambda B, g, out, x, y: unbroadcast(B, -g, y.shape)),
-      ("dx = g", "dy = -g"), same_dtype=True)
+      ("dx = g", "dy = -g"), same_dtype=True, broadcasts=True)
 defop("multiply", np.multiply,
       (lambda B, g, out, x, y: unbroadcast(B, g * y, x.shape),
        lambda B, g, out, x, y: unbroadcast(B, g * x, y.shape)),
-      ("dx = g * y", "dy = g * x"), same_dtype=True)
+      ("dx = g * y", "dy = g * x"), same_dtype=True, broadcasts=True)
 defop("divide", lambda x, y: np.true_divide(x, y, dtype=_truediv_dtype(x)),
       (lambda B, g, out, x, y: unbroadcast(B, g / y, x.shape),
        lambda B, g, out, x, y: unbroadcast(B, -g * out / y, y.shape)),
-      ("dx = g / y", "dy = -g * x / y^2"), same_dtype=True)
+      ("dx = g / y", "dy = -g * x / y^2"), same_dtype=True, broadcasts=True)
 defop("pow", np.power,
       (lambda B, g, out, x, y: unbroadcast(B, g * y * x ** (y - 1), x.shape),
        lambda B, g, out, x, y: unbroadcast(B, g * out * B.log(B.where(x > 0, x, B.ones_like(x))), y.shape)),
-      ("dx = g * y * x^(y-1)", "dy = g * x^y * log(x)   (0 where x <= 0)"), same_dtype=True)
+      ("dx = g * y * x^(y-1)", "dy = g * x^y * log(x)   (0 where x <= 0)"), same_dtype=True, broadcasts=True)
 defop("maximum", np.maximum,
       (lambda B, g, out, x, y: unbroadcast(B, g * _mask(B, x >= y, g), x.shape),
        lambda B, g, out, x, y: unbroadcast(B, g * _mask(B, x < y, g), y.shape)),
-      ("dx = g * [x >= y]", "dy = g * [x < y]"), same_dtype=True)
+      ("dx = g * [x >= y]", "dy = g * [x < y]"), same_dtype=True, broadcasts=True)
 defop("minimum", np.minimum,
       (lambda B, g, out, x, y: unbroadcast(B, g * _mask(B, x <= y, g), x.shape),
        lambda B, g, out, x, y: unbroadcast(B, g * _mask(B, x > y, g), y.shape)),
-      ("dx = g * [x <= y]", "dy = g * [x > y]"), same_dtype=True)
+      ("dx = g * [x <= y]", "dy = g * [x > y]"), same_dtype=True, broadcasts=True)
 defop("floormod", np.mod,
       (lambda B, g, out, x, y: unbroadcast(B, g, x.shape),
        lambda B, g, out, x, y: unbroadcast(B, -g * B.floor(x / y), y.shape)),
-      ("dx = g", "dy = -g * floor(x / y)"), same_dtype=True)
+      ("dx = g", "dy = -g * floor(x / y)"), same_dtype=True, broadcasts=True)
 defop("where", lambda cond, x, y: np.where(cond, x, y), _where_vjps(),
-      ("dcond = None (a bool mask has no gradient)", "dx = g where cond else 0", "dy = g where not cond else 0"))
+      ("dcond = None (a bool mask has no gradient)", "dx = g where cond else 0", "dy = g where not cond else 0"),
+      broadcasts=True)
 
 # linear algebra and shapes
 defop("matmul", np.matmul,

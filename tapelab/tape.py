@@ -5,7 +5,6 @@
 """
 
 import enum
-import sys
 import threading
 import warnings
 import weakref
@@ -16,7 +15,7 @@ import numpy as np
 
 from tapelab import nest
 from tapelab.errors import InvalidArgumentError
-from tapelab.learner import spell
+from tapelab.learner import spell, stacklevel
 from tapelab.primitives import NUMPY
 from tapelab.tensor import Tensor, Variable, to_numpy
 
@@ -405,7 +404,7 @@ class GradientTape:
                       f"from anything it watches{how}, so no gradient can flow from it: every source gets None (TF's "
                       "behaviour). Compute the target inside `with tape:` from a trainable tl.Variable or a watched "
                       "tensor (tape.watch(x)); ops like argmax, comparisons and casts to int have no gradient."),
-                stacklevel=_outside_this_file(),
+                stacklevel=stacklevel(),
             )
             return
         for k, s in enumerate(sources):
@@ -417,7 +416,7 @@ class GradientTape:
                           "watched, so its gradient is None. Only trainable Variables are watched automatically: "
                           "call tape.watch(x) inside the `with` block before computing with x, or make it a "
                           "tl.Variable."),
-                    stacklevel=_outside_this_file(),
+                    stacklevel=stacklevel(),
                 )
 
     def _seeds(self, target, targets, output_gradients):
@@ -538,7 +537,7 @@ class GradientTape:
                 spell(f"gradient(): a source has dtype {source.dtype.name}; only float tensors have gradients, so its "
                       f"gradient is None. To differentiate with respect to it, make it a float: tl.cast(x, tl.float32) "
                       f"or tl.Variable(3.0) instead of tl.Variable(3)."),
-                stacklevel=_outside_this_file(),
+                stacklevel=stacklevel(),
             )
             return None
         if unconnected is UnconnectedGradients.ZERO:
@@ -566,14 +565,6 @@ class GradientTape:
     def _repr_mimebundle_(self, include=None, exclude=None):  # Jupyter: the picture (SVG) and the listing
         from tapelab.viz.render import tape_mimebundle
         return tape_mimebundle(self, include, exclude)
-
-
-def _outside_this_file():
-    """The stacklevel of the first caller outside tape.py, so a warning points at the learner's line."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename == __file__:
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def _tensor_backend():

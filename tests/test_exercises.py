@@ -81,3 +81,17 @@ def test_with_the_solutions_filled_in_every_self_check_says_correct(path):
         f"{path.name}: {len(lines)} self-check lines with the solutions, {len(shipped)} as shipped")
     wrong = "\n".join(f"{mark} {text}" for mark, text in lines if mark != MARKS[CORRECT])
     assert not wrong, f"{path.name}: with the solutions filled in, these self-checks are not correct:\n{wrong}"
+
+
+def test_check_compares_tuples_numpy_booleans_and_explains_a_word_for_a_number(capsys):
+    import numpy as np
+
+    from tapelab.exercises import check
+
+    check("a shape", (2, 3), (2, 3))
+    check("a test returning numpy's True", 1, test=lambda a: np.array([1, 2]).all())
+    check("a word for a number", "four", 4)
+    check("a word", " Linear ", ("linear", "affine"))
+    lines = capsys.readouterr().out.splitlines()
+    assert [line[0] for line in lines] == ["✓", "✓", "✗", "✓"]
+    assert lines[2].endswith("your answer is 'four'; a number (or a list of numbers) is expected")

@@ -16,7 +16,7 @@ import pytest
 
 import tapelab as tl
 from tapelab.viz import fmt, step_text, step_view, walkthrough
-from tapelab.viz.walkthrough import TableRow, frame_dot
+from tapelab.viz.steps import TableRow, frame_dot
 from tests.tapes import seed_000
 
 ipywidgets = pytest.importorskip("ipywidgets")
@@ -199,7 +199,8 @@ def test_a_frame_is_the_same_picture_coloured_for_one_step():
     walk = walkthrough(tape, loss, [x, y])
     frame = frame_dot(walk, 1)
     assert 'penwidth="3"' in frame.split('"op_1" [')[1].split("\n")[0]  # the current op is marked
-    assert "= [[0.25, 0.25], [0.25, 0.25]]" in frame and 'label="∂%1/∂x' not in frame  # the labels shown so far
+    x_label = next(line for line in frame.splitlines() if 'label="∂%1/∂x' in line)  # every label is laid out...
+    assert 'fontcolor="#ffffff00"' in x_label  # ...and the ones not reached yet are invisible: one layout per step
     assert f'rankdir={walk.rankdir}' in frame
 
 
@@ -255,7 +256,7 @@ def test_buttons_and_slider_move_the_view_and_the_picture():
 
     s.next_button.click()
     assert s.view.op_index == 0 and s.next_button.disabled
-    assert "∂%1/∂%0 @ y.T = [[1, 1], [1, 1]]" in s.panel.value
+    assert "∂%1/∂%0 @ y.T = [[1, 1], [1, 1]]" in re.sub(r"<[^>]+>", "", s.panel.value)  # (values in nowrap spans)
     assert "<b>y</b>" in s.table.value and "<i>final</i>" in s.table.value
     s.next_button.click()  # at the end: stays
     assert s.position == 2
@@ -291,8 +292,9 @@ def test_play_and_the_mode_buttons():
 def test_without_a_kernel_the_output_still_shows_a_picture_and_the_chain_rule():
     tape, x, y, _, loss = seed_000()
     s = tl.viz.BackwardStepper(tape, loss, [x, y])
-    bundle = s._repr_mimebundle_()
+    bundle, metadata = s._repr_mimebundle_()
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == s.widget.model_id
+    assert metadata["image/png"]["width"] > 100  # its size on screen: Jupyter shrinks it to a narrower cell
     assert bundle["text/plain"] == str(s) == step_text(s.walk)
     assert base64.b64decode(bundle["image/png"])[:8] == b"\x89PNG\r\n\x1a\n"  # the last step, still
     assert "text/html" not in bundle  # (an untrusted notebook would strip its SVG down to raw text)
@@ -389,3 +391,76 @@ def test_without_anywidget_the_picture_is_each_steps_still_frame(monkeypatch):
     assert s.graph.mode == "forward" and s.graph.position == 0
     s.slider.value = 2
     assert "Forward step 2 of 2" in s.panel.value and s.graph.value.count("<svg") == 1
+
+
+def test_a_still_frame_marks_the_current_node_even_when_the_code_calls_a_tensor_like_a_node_id():
+    namespace = {"tl": tl}
+    exec(compile("x = tl.Variable(3.0, name='x')\nwith tl.GradientTape() as tape:\n    t3 = x * 2.0\n"
+                 "    loss = t3 * x\nwalk = tl.viz.walkthrough(tape, loss, x)", "<cell>", "exec"), namespace)
+    walk = namespace["walk"]
+    marked = [line.split('"')[1] for line in frame_dot(walk, 0).splitlines() if 'penwidth="3"' in line]
+    assert marked == step_view(walk, 0).current  # the target's node, not the tensor the code calls t3
+
+
+def test_every_still_frame_has_the_same_layout():
+    from tapelab.viz import render_dot
+
+    tape, loss, variables = mlp()
+    walk = walkthrough(tape, loss, variables)
+    sizes = {re.search(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"', render_dot(frame_dot(walk, p, mode), "svg")
+                       .decode()).groups() for mode in ("backward", "forward") for p in (0, 3, walk.count(mode))}
+    assert len(sizes) == 1
+
+
+def test_the_start_says_what_the_backward_pass_starts_from():
+    x = tl.Variable([1.0, 2.0], name="x")
+    with tl.GradientTape(persistent=True) as tape:
+        y = x * x
+        z = tl.reduce_sum(y)
+    given = walkthrough(tape, y, x, output_gradients=tl.constant([10.0, 0.0]))
+    assert step_view(given, 0).panel[0] == "Start: the backward pass begins at the targets with the output_gradients " \
+        "given: ∂/∂%0 = [10, 0]."
+    assert step_view(given, given.count()).table == [("x", "[20, 0]", "final")]
+    both = walkthrough(tape, [y, z], x)  # z is computed from y: y's own 1 is part of what reaches it
+    assert step_view(both, 0).panel[0].startswith("Start: the backward pass begins at the targets %0, %1 with 1 at "
+                                                 "each, for every element ((%0 + %1) is their sum).")
+    assert "∂(%0 + %1)/∂%0: [1, 1] + [1, 1] = [2, 2], final" in step_view(both, 1).text
+    itself = walkthrough(tape, z, [x, z])  # a target that is also a source: its gradient is 1
+    assert step_view(itself, itself.count()).table[1] == ("%1", "1", "final")
+
+
+def test_a_broadcast_input_gets_the_sum_of_its_parts():
+    x = tl.Variable([1.0, 2.0, 3.0], name="x")
+    b = tl.Variable(0.5, name="b")
+    with tl.GradientTape() as tape:
+        y = tl.reduce_sum((x + b) * x)
+    text = step_text(walkthrough(tape, y, [x, b]))
+    assert "to b:  ∂%2/∂b = sum of ∂%2/∂%0 over the broadcast axes = 6" in text
+
+
+def test_a_long_walk_stores_its_first_and_last_steps_as_text():
+    x = tl.Variable(1.0, name="x")
+    with tl.GradientTape() as tape:
+        y = x
+        for _ in range(30):
+            y = tl.tanh(y)
+    s = tl.viz.BackwardStepper(tape, y, x)
+    stored = s._repr_mimebundle_()[0]["text/plain"]
+    assert "... steps 13 to 18 of 30 (print(stepper) shows them all)" in stored
+    assert stored.count("Backward step") == 24 and str(s).count("Backward step") == 30
+
+
+def test_a_traced_graph_cannot_be_stepped_and_says_what_to_do():
+    graph = tl.function(lambda v: v * v).get_concrete_function(tl.constant(1.0))
+    with pytest.raises(TypeError, match=r"Graph is not a GradientTape.*tl.viz.draw\(graph\)"):
+        walkthrough(graph, None, [])
+
+
+def test_a_stepper_warning_points_at_the_learners_line():
+    x = tl.Variable(1.0, name="x")
+    c = tl.constant(2.0)
+    with tl.GradientTape() as tape:
+        y = x * c
+    with pytest.warns(UserWarning, match="never watched") as record:
+        walkthrough(tape, y, [x, c])
+    assert record[0].filename == __file__

@@ -53,7 +53,7 @@ def test_seed_000_nodes_edges_and_labels():
     assert by["x"]["label"] == "x (Variable)\n(2, 2) float32\n[[1, 1], [1, 1]]"
     assert by["%0"]["label"] == "%0\n(2, 2) float32\n[[4, 4], [4, 4]]"
     assert mm == "op_0" and by["matmul(x, y)"]["shape"] == "ellipse"
-    assert by["matmul(x, y)"]["tooltip"] == "dx = g @ y.T; dy = x.T @ g"  # no target yet: the rule as written
+    assert by["matmul(x, y)"]["tooltip"] == "grad x = grad %0 @ y.T; grad y = x.T @ grad %0"  # no target yet
     assert by["x"]["fillcolor"] != by["%0"]["fillcolor"]  # Variables stand out
     assert clusters == []
     assert all(attrs["id"] == k for k, attrs in nodes.items()) and [a["id"] for *_, a in edges] == [
@@ -314,7 +314,7 @@ def test_a_traced_graph_with_nodes_that_have_no_gradient_rule_lists_and_draws():
     assert str(graph).splitlines()[2].split() == ["x", ":", "placeholder", "#", "()", "float32"]  # step's parameter
     nodes, edges, _ = parse(to_dot(graph))
     op = next(k for k, n in nodes.items() if n["label"] == "assign_sub(w, %0)")
-    assert nodes[op]["tooltip"] == "assign_sub: no gradient"
+    assert nodes[op]["tooltip"] == "assign_sub: no gradient flows back through it here"
 
 
 def test_the_direction_follows_the_tapes_shape():
@@ -343,3 +343,18 @@ def test_a_50_op_tape_draws_a_cell_wide():
     svg = tl.viz.draw(tape).svg
     width_px = float(re.search(r'<svg[^>]*\swidth="([\d.]+)pt"', svg)[1]) * 4 / 3
     assert "rankdir=TB" in to_dot(tape) and width_px < 600  # a straight column, not a diagonal
+
+
+def test_a_scope_name_that_matches_nothing_is_an_error():
+    tape, loss, _ = mlp_tape()
+    with pytest.raises(ValueError, match=r"expand=\['dense_7'\] names no name scope on this tape; its scopes are "
+                                         r"dense/, dense_1/"):
+        to_dot(tape, collapse=True, expand=["dense_7"])
+    with pytest.raises(ValueError, match=r"collapse=\['dens'\] names no name scope"):
+        to_dot(tape, collapse=["dens"])
+
+
+def test_a_tensor_that_is_not_drawn_cannot_be_highlighted_silently():
+    tape, loss, _ = mlp_tape()
+    with pytest.raises(ValueError, match=r"%0 is not drawn as a node: it is inside a collapsed box"):
+        to_dot(tape, collapse=True, highlight=["%0"])

@@ -99,7 +99,7 @@ def test_clear_error_when_no_graphviz_is_found(monkeypatch, tmp_path):
         find_dot(str(tmp_path / "dot"))
     # the tape still displays: as its listing, without a picture
     tape = gradient_seed_000()
-    assert tape._repr_mimebundle_() == {"text/plain": str(tape)}
+    assert tape._repr_mimebundle_() == {"text/plain": str(tape)}  # (no picture: no PNG, no metadata)
 
 
 @needs_pure
@@ -125,21 +125,24 @@ def test_explicit_path_to_a_dot_program():
     assert draw(gradient_seed_000(), dot=exe).dot == (kind, exe)
 
 
-def test_rich_display_mimebundle():
+def test_rich_display_is_a_png_jupyter_can_shrink_to_its_cell():
+    """An SVG output is shown at its full size, past a narrow cell's edge; a PNG with its width in screen pixels is
+    shrunk to fit, and shows in a notebook that is not trusted too. It is drawn at 1.5x, so its text stays sharp."""
     tape = gradient_seed_000()
-    bundle = tape._repr_mimebundle_()
-    assert set(bundle) == {"text/plain", "image/svg+xml", "image/png"}  # PNG: what an untrusted notebook shows
+    bundle, metadata = tape._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "image/png"}
     assert bundle["text/plain"] == str(tape)
-    assert set(svg_nodes(bundle["image/svg+xml"])) == {"t0", "t1", "t2", "t3", "op_0", "op_1"}
-    assert base64.b64decode(bundle["image/png"])[:8] == b"\x89PNG\r\n\x1a\n"
-    assert '<svg style="max-width: 100%; height: auto" ' in bundle["image/svg+xml"]  # never wider than its cell
+    png = base64.b64decode(bundle["image/png"])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert metadata["image/png"]["width"] == round(int.from_bytes(png[16:20], "big") / 1.5)
     assert set(tape._repr_mimebundle_(include=["text/plain"])) == {"text/plain"}
-    assert set(tape._repr_mimebundle_(exclude=["image/svg+xml"])) == {"text/plain"}
+    assert set(tape._repr_mimebundle_(exclude=["image/png"])) == {"text/plain"}
     drawing = draw(tape)
-    assert drawing._repr_mimebundle_()["image/svg+xml"] == drawing.svg == drawing._repr_svg_()
+    assert set(svg_nodes(drawing.svg)) == {"t0", "t1", "t2", "t3", "op_0", "op_1"}
+    assert '<svg style="max-width: 100%; height: auto" ' in drawing.svg  # inline (a saved page): never wider either
     # the text form is the same whichever Graphviz drew it (nbval compares it on every machine)
-    text = drawing._repr_mimebundle_()["text/plain"]
-    assert text == "<tapelab.viz.Drawing: 5 edges; .save('tape.svg' or 'tape.png')>"
+    assert drawing._repr_mimebundle_()[0]["text/plain"] == "<tapelab.viz.Drawing: 5 edges; .save('tape.svg' or " \
+        "'tape.png')>"
 
 
 def test_a_failing_graphviz_run_names_the_program(tmp_path):
@@ -153,13 +156,14 @@ def test_empty_tape_draws():
     assert svg_nodes(draw(tape).svg) == {}
 
 
-def test_the_cell_png_of_a_long_tape_is_scaled_to_a_cell():
+def test_what_jupyter_shows_of_a_long_tape_is_scaled_to_a_cell():
     x = tl.Variable(1.0, name="x")
     with tl.GradientTape() as tape:
         y = x
         for _ in range(40):
             y = tl.tanh(y) * 1.5
     drawing = draw(tape)
-    full, cell = drawing.png(), drawing.png(cell=True)
+    (bundle, metadata) = drawing._repr_mimebundle_()
+    shown = base64.b64decode(bundle["image/png"])
     height = lambda png: int.from_bytes(png[20:24], "big")  # noqa: E731 - the PNG header's height field
-    assert height(full) > height(cell) and height(cell) <= 40 * 96 + 1
+    assert height(shown) / 1.5 <= 40 * 96 + 1 < height(drawing.png())  # capped at 40 inches tall on screen

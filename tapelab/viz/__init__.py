@@ -12,9 +12,9 @@ Flow, one way: tape -> tape_data (plain data, the code's names) -> listing text 
 from tapelab.viz.dot import DotGraph, build, to_dot  # noqa: F401
 from tapelab.viz.render import Drawing, GraphvizNotFound, draw, find_dot, render_dot  # noqa: F401
 from tapelab.viz.stepper import BackwardStepper  # noqa: F401
+from tapelab.viz.steps import StepView, Walkthrough, step_text, step_view, walkthrough  # noqa: F401
 from tapelab.viz.tapedata import TapeData, tape_data  # noqa: F401
 from tapelab.viz.text import format_tape  # noqa: F401
-from tapelab.viz.walkthrough import StepView, Walkthrough, step_text, step_view, walkthrough  # noqa: F401
 
 __all__ = ["to_dot", "build", "DotGraph", "draw", "format_tape", "find_dot", "render_dot", "Drawing",
            "GraphvizNotFound", "tape_data", "TapeData", "BackwardStepper", "walkthrough", "Walkthrough", "step_view",

@@ -9,6 +9,7 @@ top to bottom, or left to right when that fits a notebook cell better. Name scop
 single boxes when collapsed; a source whose gradient is None is greyed out with the reason.
 """
 
+import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -31,6 +32,11 @@ EMPTY_TITLE = ("nothing recorded yet: compute with a trainable Variable, or a te
                "inside `with tl.GradientTape() as tape:`")
 HIGHLIGHT = "#dc2626"
 GREY = "#9ca3af"
+
+
+class NodeId(str):
+    """A DOT node id (``"t3"``, ``"op_2"``) given as such: never read as a tensor's name (a learner may call a
+    tensor ``t3``)."""
 
 
 @dataclass(frozen=True)
@@ -118,15 +124,19 @@ class _Unit:
 class DotGraph:
     """The drawing of one tape: which nodes and edges there are, and which node draws each tensor and op.
 
-    ``tensor_nodes`` maps a tensor's key to its node id (``t0``, ``t1``, ... in :class:`TapeData` order),
+    ``tensor_nodes`` maps a tensor's key to its node id (``t0``, ``t1``, ... in :class:`TapeData` order;
+    a constant read by several drawn ops has a copy beside each, ``t1_op_4``, listed in ``copies``),
     ``op_nodes`` an op's index to the node that draws it (``op_3``, a collapsed box ``box_0``, or ``more``
-    for ops left out by ``max_ops``); ``edges`` lists every :class:`DotEdge` (one per argument: ``x * x``
-    has two edges from x). ``source()`` writes the DOT text, with highlights and labels.
+    for ops left out by ``max_ops``); ``edges`` lists every :class:`DotEdge` (into an op, one per argument:
+    ``x * x`` has two edges from x; into a box, one per tensor). ``source()`` writes the DOT text.
     """
 
     def __init__(self, data, detail="values", collapse=None, expand=(), max_ops=MAX_OPS):
         self.data, self.detail = data, detail
         collapse = len(data.ops) > COLLAPSE_OVER if collapse is None else collapse
+        _check_scope_names(data, "expand", expand)
+        if not isinstance(collapse, bool):
+            _check_scope_names(data, "collapse", [collapse] if isinstance(collapse, str) else collapse)
         self.collapse_of = _collapser(collapse, expand)
         self.units = self._units()
         self.hidden = []
@@ -135,7 +145,8 @@ class DotGraph:
         self.op_nodes = {op.index: "more" for u in self.hidden for op in u.ops}
         self.op_nodes.update((op.index, u.id) for u in self.units for op in u.ops)
         self.tensor_nodes = {k: f"t{n}" for n, k in enumerate(data.tensors)}
-        self.nodes, self.edges = self._layout()  # nodes: (node id, tensor key), a constant once per op using it
+        self.copies = {}  # tensor key -> the ids of its copies (a constant beside each unit that reads it)
+        self.nodes, self.edges = self._layout()  # nodes: (node id, tensor key, scope it sits in)
 
     def _units(self):
         units = []
@@ -150,26 +161,28 @@ class DotGraph:
     # --- which tensors show, and where the edges go -------------------------------------------
     def _layout(self):
         """Tensor nodes and edges. Scalar constants nobody named are written inside the op's label instead
-        (``multiply(x, 0.5)``), and a constant that several ops read gets a node beside each of them: a
-        constant shared along a chain would otherwise pull the whole chain into a diagonal."""
-        tr = self.data
+        (``multiply(x, 0.5)``), and a constant that several drawn ops (or boxes) read gets a node beside each
+        of them: a constant shared along a chain would otherwise pull the whole chain into a diagonal."""
+        data = self.data
         inside = {}  # tensor key -> box unit that hides it
         for u in self.units:
             if u.box_scope is not None:
                 for op in u.ops:
                     inside[op.output] = u
         used_outside = Counter(k for u in self.units for op in u.ops for k in op.inputs if inside.get(k) is not u)
-        readers = Counter(k for k in tr.tensors for u in self.units if any(k in op.inputs for op in u.ops))
+        readers = Counter(k for u in self.units for k in {k for op in u.ops for k in op.inputs})
         shown, copies, edges = set(), [], []
 
         def edge(tail, head, op, tensor, arg=None):
             edges.append(DotEdge(f"e{len(edges)}", tail, head, op, tensor, arg))
 
-        def node_for(k, u):  # a constant read by several ops: one copy per op
-            t = tr.tensors[k]
+        def node_for(k, u):
+            t = data.tensors[k]
             if t.kind == "constant" and not (t.is_source or t.is_target) and readers[k] > 1:
-                copies.append((f"{self.tensor_nodes[k]}_{u.id}", k))
-                return copies[-1][0]
+                copy = f"{self.tensor_nodes[k]}_{u.id}"
+                copies.append((copy, k, self._unit_scope(u)))
+                self.copies.setdefault(k, []).append(copy)
+                return copy
             shown.add(k)
             return self.tensor_nodes[k]
 
@@ -178,24 +191,24 @@ class DotGraph:
             ins = {}  # tensor key -> its node beside this unit
             for op in u.ops:
                 for i, k in enumerate(op.inputs):
-                    if tr.tensors[k].literal or (u.box_scope is not None and (k in made or k in ins)):
+                    if data.tensors[k].literal or (u.box_scope is not None and (k in made or k in ins)):
                         continue
                     if k not in ins:
                         ins[k] = node_for(k, u)
-                    edge(ins[k], u.id, op.index, k, i)  # one edge per argument: w * w has two
+                    edge(ins[k], u.id, op.index, k, i)
             for op in u.ops:
-                k, t = op.output, tr.tensors[op.output]
+                k, t = op.output, data.tensors[op.output]
                 if u.box_scope is None or used_outside[k] or t.is_target or t.is_source or op is u.ops[-1]:
                     shown.add(k)
                     edge(u.id, self.tensor_nodes[k], op.index, k)
-        shown.update(tr.targets + tr.sources)  # always drawn, even when unconnected (the greyed sources)
+        shown.update(data.targets + data.sources)  # always drawn, even when unconnected (the greyed sources)
         if self.hidden:  # tensors made by hidden ops and used by drawn ones hang off the summary node
             for u in self.hidden:
                 for op in u.ops:
                     if op.output in shown:
                         edge("more", self.tensor_nodes[op.output], op.index, op.output)
-        nodes = [(self.tensor_nodes[k], k) for k in tr.tensors if k in shown]  # in TapeData order: deterministic
-        return nodes + copies, edges
+        nodes = [(self.tensor_nodes[k], k, self._tensor_scope(k)) for k in data.tensors if k in shown]
+        return nodes + copies, edges  # in TapeData order: deterministic
 
     # --- labels ---------------------------------------------------------------------------------
     def _tensor_attrs(self, t):
@@ -225,10 +238,9 @@ class DotGraph:
         return attrs
 
     def _op_attrs(self, u):
-        tr = self.data
         if u.box_scope is None:
             op = u.ops[0]
-            args = [tr.name(k) for k in op.inputs]
+            args = [self.data.name(k) for k in op.inputs]
             call = f"{op.name}({', '.join(args)})"
             label = call if len(call) <= 30 else "\n".join([op.name] + _wrap(f"({', '.join(args)})", 30, ", "))
             params = fmt.params_text(op.params) if self.detail != "names" else ""
@@ -243,15 +255,15 @@ class DotGraph:
                 "tooltip": f"name scope {u.box_scope}, collapsed"}
 
     def _rules(self, op):
-        """The op's gradient rules, in its tensors' names when there is a target: ``∂loss/∂x = ∂loss/∂z @ y.T``."""
-        tr = self.data
-        if not any(op.formulas):
-            return f"{op.name}: no gradient"
-        if not tr.targets:
-            return "; ".join(f for f in op.formulas if f)
-        symbols = rule_symbols(tr, op)
-        return "; ".join(f"{tr.grad_of(k)} {'+' if op.inputs.count(k) > 1 else ''}= {fmt.rule_rhs(f, symbols)}"
-                         for f, k in zip(op.formulas, op.inputs) if f)
+        """The op's gradient rules for the inputs a gradient can reach, in the tensors' names: ``∂loss/∂x =
+        ∂loss/∂z @ y.T`` (``grad x = grad z @ y.T`` before there is a target)."""
+        data = self.data
+        wanted = [(f, k) for f, k in zip(op.formulas, op.inputs) if f and _differentiable(data.tensors[k])]
+        if not wanted:
+            return f"{op.name}: no gradient flows back through it here"
+        symbols = rule_symbols(data, op)
+        return "; ".join(f"{data.grad_of(k)} {'+' if op.inputs.count(k) > 1 else ''}= {fmt.rule_rhs(f, symbols)}"
+                         for f, k in wanted)
 
     def _more_attrs(self):
         ops = [op for u in self.hidden for op in u.ops]
@@ -262,26 +274,41 @@ class DotGraph:
 
     # --- where things are -------------------------------------------------------------------------
     def node(self, x):
-        """The node id of a tensor, an op index, a tensor's drawn name or a node id (as ``highlight`` takes them)."""
-        tr = self.data
+        """The node id of a tensor, an op index, a tensor's drawn name or a :class:`NodeId` (``highlight``'s forms)."""
+        data = self.data
+        if isinstance(x, NodeId):
+            return x
         if isinstance(x, Tensor):
-            if id(x) not in tr.tensors:
+            if id(x) not in data.tensors:
                 raise ValueError("to_dot: a highlighted tensor is not on this tape.")
-            return self.tensor_nodes[id(x)]
+            return self._drawn(id(x))
         if isinstance(x, bool):
             raise TypeError(f"to_dot: cannot highlight {x!r}")
         if isinstance(x, int):
             if x not in self.op_nodes:
-                raise ValueError(f"to_dot: there is no op {x} on this tape (it has {len(tr.ops)} ops).")
+                raise ValueError(f"to_dot: there is no op {x} on this tape (it has {len(data.ops)} ops).")
             return self.op_nodes[x]
         if isinstance(x, str):
-            by_name = {t.name: k for k, t in tr.tensors.items()}
+            by_name = {t.name: k for k, t in data.tensors.items()}
             if x in by_name:
-                return self.tensor_nodes[by_name[x]]
-            if x in set(self.tensor_nodes.values()) | set(self.op_nodes.values()):
+                return self._drawn(by_name[x])
+            if x in set(self.op_nodes.values()) | {node for node, *_ in self.nodes}:
                 return x
             raise ValueError(f"to_dot: no tensor or node named {x!r}; tensors are {', '.join(sorted(by_name))}.")
         raise TypeError(f"to_dot: cannot find a node for {type(x).__name__}; use a tensor, an op index or a name.")
+
+    def _drawn(self, key):
+        """The node that draws a tensor (the first copy of a repeated constant), or why none does."""
+        node = self.tensor_nodes[key]
+        if any(n == node for n, *_ in self.nodes):
+            return node
+        if key in self.copies:
+            return self.copies[key][0]
+        t = self.data.tensors[key]
+        why = ("it is written inside its op's label" if t.literal else
+               "it is inside a collapsed box (expand=[...] opens it)" if t.producer is not None else
+               "only ops left out by max_ops read it")
+        raise ValueError(f"to_dot: {t.name} is not drawn as a node: {why}.")
 
     def _edge_ids(self, spec):
         """The ids of the edges a spec names: an edge id, or a pair of nodes (every edge between them)."""
@@ -304,18 +331,20 @@ class DotGraph:
             if e.tail not in heads:
                 rank[e.tail] = min(rank.get(e.tail, rank[e.head]), rank[e.head] - 1)
         depth = max(rank.values(), default=0) + 1
-        widest = max(Counter(rank.get(node, 0) for node, _ in self.nodes).values(), default=1)
+        widest = max(Counter(rank.get(node, 0) for node, *_ in self.nodes).values(), default=1)
         return "TB" if widest * NODE_WIDTH_IN <= CELL_WIDTH_IN or widest <= depth else "LR"
 
     # --- assembling the text --------------------------------------------------------------------
-    def source(self, *, highlight=(), edge_colors=None, edge_labels=None, rankdir=None, title=None):
-        """The DOT text, with ``to_dot``'s highlight, edge colours and labels, direction and title."""
-        tr = self.data
+    def source(self, *, highlight=(), edge_colors=None, edge_labels=None, rankdir=None, title=None, node_attrs=None,
+               edge_attrs=None):
+        """The DOT text, with ``to_dot``'s highlight, edge colours and labels, direction and title; ``node_attrs``
+        and ``edge_attrs`` add DOT attributes by node and edge id (the stepper's still frames use them)."""
+        data = self.data
         if rankdir is None:
             rankdir = self.rankdir()
         if rankdir not in ("TB", "LR", "BT", "RL"):
             raise ValueError(f"to_dot: rankdir={rankdir!r} should be 'TB' (top to bottom) or 'LR' (left to right).")
-        if not tr.ops and title is None:  # an empty picture teaches nothing: say why it is empty
+        if not data.ops and title is None:  # an empty picture teaches nothing: say why it is empty
             title = spell(EMPTY_TITLE)
         hi_nodes, hi_edges = set(), set()
         for h in highlight:
@@ -331,24 +360,22 @@ class DotGraph:
                  + (f", label={quote(title)}, labelloc=t" if title else "") + "];",
                  '  node [fontname="Helvetica", fontsize=10, margin="0.12,0.05"];',
                  '  edge [fontname="Helvetica", fontsize=9, color="#555555", arrowsize=0.7];']
+        node_attrs, edge_attrs = node_attrs or {}, edge_attrs or {}
         placed = []  # (scope path, node line)
-        for node, k in self.nodes:
-            attrs = self._tensor_attrs(tr.tensors[k])
-            _mark(attrs, node in hi_nodes)
-            placed.append((self._tensor_scope(k), f"  {quote(node)} [id={quote(node)}, {_attrs(attrs)}];"))
-        for u in self.units:
-            attrs = self._op_attrs(u)
-            _mark(attrs, u.id in hi_nodes)
-            scope = u.ops[0].scope if u.box_scope is None else _parent(u.box_scope)
-            placed.append((scope, f"  {quote(u.id)} [id={quote(u.id)}, {_attrs(attrs)}];"))
+        drawn = [(node, self._tensor_attrs(data.tensors[k]), scope) for node, k, scope in self.nodes]
+        drawn += [(u.id, self._op_attrs(u), self._unit_scope(u)) for u in self.units]
         if self.hidden:
-            attrs = self._more_attrs()
-            _mark(attrs, "more" in hi_nodes)
-            placed.append(("", f"  {quote('more')} [id=\"more\", {_attrs(attrs)}];"))
+            drawn.append(("more", self._more_attrs(), ""))
+        for node, attrs, scope in drawn:
+            _mark(attrs, node in hi_nodes)
+            attrs.update(node_attrs.get(node, {}))
+            placed.append((scope, f"  {quote(node)} [id={quote(node)}, {_attrs(attrs)}];"))
         lines += _clusters(placed)
-        leaves = {node for node, k in self.nodes if tr.tensors[k].producer is None}
+        leaves = {node for node, k, _ in self.nodes if data.tensors[k].producer is None}
         for e in self.edges:
-            attrs = {"id": e.id}
+            what = data.name(e.tensor)
+            attrs = {"id": e.id, "tooltip": f"{what}, input {e.arg} of op {e.op}" if e.arg is not None
+                     else f"{what}, made by op {e.op}"}
             if e.tail not in leaves:  # the chain of computed tensors stays straight; inputs join it from the side
                 attrs["weight"] = "3"
             if e.id in colors:
@@ -359,9 +386,14 @@ class DotGraph:
                 attrs.update(color=HIGHLIGHT, penwidth="2.5")
             if e.tail == "more":
                 attrs["style"] = "dashed"
+            attrs.update(edge_attrs.get(e.id, {}))
             lines.append(f"  {quote(e.tail)} -> {quote(e.head)} [{_attrs(attrs)}];")
         lines.append("}")
         return "\n".join(lines) + "\n"
+
+    def _unit_scope(self, u):
+        """The scope a drawn op sits in: its own, or for a collapsed box the one around it."""
+        return u.ops[0].scope if u.box_scope is None else _parent(u.box_scope)
 
     def _tensor_scope(self, k):
         t = self.data.tensors[k]
@@ -379,16 +411,27 @@ def rule_symbols(data, op):
     symbols["out"] = fmt.operand(data.name(op.output))
     symbols["g"] = data.grad_of(op.output)
     if op.name == "reduce_mean":  # n: how many elements each mean averages
-        size_in, size_out = (_size(data.tensors[k].shape) for k in (op.inputs[0], op.output))
+        size_in, size_out = (math.prod(data.tensors[k].shape) for k in (op.inputs[0], op.output))
         symbols["n"] = str(size_in // max(size_out, 1))
     return symbols
 
 
-def _size(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
+def _differentiable(t):
+    """Whether a gradient can reach this tensor at all (constants, stopped tensors and integers get none)."""
+    return t.kind not in ("constant", "stopped") and t.dtype.startswith("float")
+
+
+def _check_scope_names(data, what, names):
+    """A scope name that matches nothing (a typo, or Keras's dense_7 after a re-run) would be ignored silently."""
+    known = set()
+    for op in data.ops:
+        parts = op.scope.split("/")[:-1]
+        known.update("/".join(parts[:i]) + "/" for i in range(1, len(parts) + 1))
+        known.update(part + "/" for part in parts)
+    unknown = [n for n in names if (n if n.endswith("/") else n + "/") not in known]
+    if unknown:
+        scopes = ", ".join(sorted({op.scope for op in data.ops if op.scope})) or "none"
+        raise ValueError(f"to_dot: {what}={unknown!r} names no name scope on this tape; its scopes are {scopes}.")
 
 
 def _collapser(collapse, expand):

@@ -90,7 +90,13 @@ def rule_rhs(formula, symbols):
     '∂loss/∂z @ (dense/kernel).T'
     """
     rhs = formula.split("=", 1)[1].strip() if "=" in formula else formula
-    return _SYMBOL.sub(lambda m: symbols.get(m[0], m[0]), rhs)
+
+    def put(m):  # a ∂ symbol next to a division reads unambiguously in brackets: (∂loss/∂z) / y
+        value = symbols.get(m[0], m[0])
+        around = rhs[:m.start()].rstrip()[-1:] + rhs[m.end():].lstrip()[:1]
+        return f"({value})" if "/" in around and "/" in value and not value.startswith("(") else value
+
+    return _SYMBOL.sub(put, rhs)
 
 
 def param_text(value):

@@ -23,12 +23,14 @@ function render({ model, el }) {
   };
   button("−", "zoom out", () => setZoom(zoom / 1.25));
   button("+", "zoom in", () => setZoom(zoom * 1.25));
-  button("fit", "the whole graph in the box (the text may get small)", () => setZoom(fitZoom(0)));
+  button("fit", "the whole width in the box (the text may get small)", () => setZoom(fitZoom(0)));
   button("1:1", "natural size", () => setZoom(1));
 
   let svg = null, natural = null, zoom = 1, placed = false;
   let aim = null; // where a smooth scroll in flight is going: judge what is in view from there, not mid-way
-  box.addEventListener("scrollend", () => { aim = null; });
+  let aimTimer = null;
+  const landed = () => { aim = null; clearTimeout(aimTimer); };
+  box.addEventListener("scrollend", landed); // (and a timer, where the browser has no scrollend event)
   let nodes = new Map(), edges = new Map();
 
   function load() {
@@ -90,11 +92,15 @@ function render({ model, el }) {
     follow(true);
   }
 
-  // Keep the current op, its edges and its output in view: scroll only as far as needed, and only if needed.
+  // Keep the current op, its edges and the tensors at their ends in view, or as much of that as fits, the op
+  // first: scroll only as far as needed, and only if needed.
   function follow(smooth) {
     if (!svg || !box.clientWidth) return;
-    const focus = [...svg.querySelectorAll("g.node.tapelab-current, g.edge.tapelab-current")];
-    if (!focus.length) return;
+    const op = [...svg.querySelectorAll("g.node.tapelab-current")];
+    if (!op.length) return;
+    const edgesNow = [...svg.querySelectorAll("g.edge.tapelab-current")];
+    const ends = new Set(edgesNow.flatMap((g) => (g.querySelector("title")?.textContent || "").split("->")));
+    const tensors = [...ends].map((id) => nodes.get(id)).filter(Boolean);
     const outer = box.getBoundingClientRect();
     const rect = (els) => {
       const r = els.map((e) => e.getBoundingClientRect());
@@ -103,10 +109,8 @@ function render({ model, el }) {
                right: Math.max(...r.map((b) => b.right)) - outer.left + box.scrollLeft,
                bottom: Math.max(...r.map((b) => b.bottom)) - outer.top + box.scrollTop };
     };
-    let want = rect(focus);
-    if (want.bottom - want.top > box.clientHeight - 2 * MARGIN || want.right - want.left > box.clientWidth - 2 * MARGIN) {
-      want = rect(focus.filter((e) => e.classList.contains("node"))); // too big: the op itself comes first
-    }
+    const fits = (r) => r.bottom - r.top <= box.clientHeight - 2 * MARGIN && r.right - r.left <= box.clientWidth - 2 * MARGIN;
+    const want = [[...op, ...edgesNow, ...tensors], [...op, ...edgesNow], op].map(rect).find(fits) || rect(op);
     const axis = (lo, hi, start, size) => {
       if (lo - MARGIN >= start && hi + MARGIN <= start + size) return start; // already in view: stay put
       if (hi - lo + 2 * MARGIN > size) return (lo + hi - size) / 2; // bigger than the view: centre it
@@ -118,6 +122,8 @@ function render({ model, el }) {
     if (top !== from.top || left !== from.left) {
       smooth = smooth && !reduced.matches;
       aim = smooth ? { top, left } : null;
+      clearTimeout(aimTimer);
+      if (smooth) aimTimer = setTimeout(landed, 1000);
       box.scrollTo({ top, left, behavior: smooth ? "smooth" : "auto" });
     }
   }

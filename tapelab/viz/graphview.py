@@ -14,7 +14,7 @@ HERE = pathlib.Path(__file__).parent
 
 class GraphView(anywidget.AnyWidget):
     """Shows ``svg``; at each ``position`` in ``mode`` it styles nodes and edges by ``schedules`` (see
-    :class:`tapelab.viz.walkthrough.Schedule`), keeps the current op in view and jumps to a clicked node's step."""
+    :class:`tapelab.viz.steps.Schedule`), keeps the current op in view and jumps to a clicked node's step."""
 
     _esm = HERE / "graphview.js"
     _css = HERE / "graphview.css"

@@ -93,38 +93,38 @@ def render_dot(source, format="svg", dot=None):
             dot_command.DOT_BINARY = saved
 
 
-PNG_SIZE_IN = "10.5,40"  # the PNG fallback is scaled down to fit this box (inches at 96 dpi): a cell, not a poster
+CELL_SIZE_IN = "10.5,40"  # what Jupyter shows is scaled down to fit this box (inches of 96 px): a cell, not a poster
+CELL_DPI = 144  # and drawn at 1.5 pixels per screen pixel, so its text stays sharp
 
 
 class Drawing:
     """A rendered tape: shows inline in Jupyter; ``.save("tape.svg")`` or ``.save("tape.png")``.
 
-    Jupyter gets the SVG (scaled down to the cell's width if it is wider) and a PNG of the same picture:
-    a notebook opened without running it is "not trusted", and Jupyter then shows images but not SVG.
-    Attributes: ``source`` (the DOT text), ``svg`` (the SVG text), ``dot`` (``(kind, path)`` of the
-    Graphviz program used).
+    Jupyter gets it as a sharp PNG with its size in screen pixels, which Jupyter shrinks to the cell's width
+    when the cell is narrower (an SVG it would show at full size, past the cell's edge) and shows whether or
+    not the notebook is trusted. Attributes: ``source`` (the DOT text), ``svg`` (the SVG text), ``dot``
+    (``(kind, path)`` of the Graphviz program used).
     """
 
     def __init__(self, source, dot=None):
         self.source = source
         self.dot = find_dot(dot)
         self.svg = fit_width(render_dot(source, "svg", self.dot[1]).decode("utf-8"))
-
-    def _repr_svg_(self):
-        return self.svg
+        self._shown = None  # the PNG and its width, made on the first display
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"image/svg+xml": self.svg, "image/png": base64.b64encode(self.png(cell=True)).decode("ascii"),
-                "text/plain": repr(self)}
+        if self._shown is None:
+            self._shown = cell_png(self.source, self.dot[1])
+        png, width = self._shown
+        return {"image/png": png, "text/plain": repr(self)}, {"image/png": {"width": width}}
 
     def __repr__(self):
         n = self.source.count("->")
         return f"<tapelab.viz.Drawing: {n} edges; .save('tape.svg' or 'tape.png')>"  # (.dot says which Graphviz)
 
-    def png(self, cell=False):
-        """The picture as PNG bytes (``cell=True``: scaled down to fit a notebook cell)."""
-        source = self.source.replace("{", f'{{\n  graph [size="{PNG_SIZE_IN}"];', 1) if cell else self.source
-        return render_dot(source, "png", self.dot[1])
+    def png(self):
+        """The picture as PNG bytes, at its natural size."""
+        return render_dot(self.source, "png", self.dot[1])
 
     def save(self, filename):
         """Write the picture to ``filename``: ``.svg``, ``.png`` or ``.dot``/``.gv`` (the DOT text)."""
@@ -139,6 +139,14 @@ class Drawing:
         else:
             raise ValueError(f"save: cannot write {path.name!r}; use a name ending in .svg, .png or .dot.")
         return path
+
+
+def cell_png(source, dot=None, size=CELL_SIZE_IN):
+    """``(base64 PNG, width in screen pixels)`` of DOT text, for Jupyter: scaled down to fit ``size`` (inches
+    of 96 screen pixels) and drawn at ``CELL_DPI``."""
+    png = render_dot(source.replace("{", f'{{\n  graph [size="{size}", dpi={CELL_DPI}];', 1), "png", dot)
+    width = int.from_bytes(png[16:20], "big")  # the PNG header's width field
+    return base64.b64encode(png).decode("ascii"), round(width * 96 / CELL_DPI)
 
 
 def fit_width(svg):
@@ -163,15 +171,14 @@ def draw(tape, target=None, sources=None, *, dot=None, **options):
 
 
 def tape_mimebundle(tape, include=None, exclude=None):
-    """The tape's rich display: its picture as SVG and its listing as text (the listing alone without Graphviz)."""
+    """The tape's rich display: its picture as PNG and its listing as text (the listing alone without Graphviz)."""
     from tapelab.viz.text import format_tape
 
     bundle = {"text/plain": format_tape(tape)}
-    if (include is not None and "image/svg+xml" not in include) or (exclude and "image/svg+xml" in exclude):
+    if (include is not None and "image/png" not in include) or (exclude and "image/png" in exclude):
         return bundle
     try:
-        drawing = draw(tape)
-    except GraphvizNotFound:
-        return bundle  # the text listing is shown instead
-    pictures = drawing._repr_mimebundle_()
-    return {**bundle, "image/svg+xml": pictures["image/svg+xml"], "image/png": pictures["image/png"]}
+        (data, metadata) = draw(tape)._repr_mimebundle_()
+    except RuntimeError:  # no Graphviz (GraphvizNotFound), or a dot that fails: the listing is shown instead
+        return bundle
+    return {**bundle, "image/png": data["image/png"]}, metadata

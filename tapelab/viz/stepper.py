@@ -1,4 +1,4 @@
-"""The backward stepper widget: a thin shell that maps a position and a mode to what :mod:`walkthrough` prepared.
+"""The backward stepper widget: a thin shell that maps a position and a mode to what :mod:`steps` prepared.
 
     BackwardStepper(tape, loss, [x, y])     in Jupyter: Prev / Next / Play / slider / mode, the picture, the panel
 
@@ -8,11 +8,12 @@ by Graphviz in the kernel (slower, and it does not scroll to the current op). Wi
 notebook opened, not run) the output shows a still frame of the last step as PNG, and every step as text.
 """
 
-import base64
+import html
 import re
 
 from tapelab.viz.dot import MAX_OPS
-from tapelab.viz.walkthrough import MODES, frame_dot, step_text, step_view, walkthrough
+from tapelab.viz.render import cell_png
+from tapelab.viz.steps import MODES, frame_dot, step_text, step_view, walkthrough
 
 
 def _ipywidgets():
@@ -34,8 +35,8 @@ def _picture(widgets, walk, mode):
     try:
         svg = render_dot(walk.dot, "svg").decode("utf-8")
     except Exception as e:  # no Graphviz (GraphvizNotFound) or a failing dot: the text still teaches
-        svg = (f'<pre style="color: #6b7280">(no graph: {_html_escape(f"{type(e).__name__}: {e}")})\n\n'
-               f"{_html_escape(walk.dot)}</pre>")
+        svg = (f'<pre style="color: #6b7280">(no graph: {html.escape(f"{type(e).__name__}: {e}")})\n\n'
+               f"{html.escape(walk.dot)}</pre>")
     width = _natural_width_px(svg) * LEGIBLE_ZOOM  # a wide picture takes the whole row; the panel goes below
     layout = widgets.Layout(flex=f"1 1 {max(360, min(width, 900)):.0f}px", min_width="300px", margin="0 16px 0 0")
     try:
@@ -69,13 +70,15 @@ def _frames_view(widgets):
                 try:
                     self._svgs[key] = fit_width(render_dot(frame_dot(self._walk, *key[::-1]), "svg").decode("utf-8"))
                 except Exception as e:  # noqa: BLE001 - no Graphviz: the panel still teaches
-                    self._svgs[key] = f'<pre style="color: #6b7280">(no graph: {_html_escape(str(e))})</pre>'
+                    self._svgs[key] = f'<pre style="color: #6b7280">(no graph: {html.escape(str(e))})</pre>'
             self.value = f'<div style="max-height: 620px; overflow: auto">{self._svgs[key]}</div>'
 
     return FramesView
 
 
-LEGIBLE_ZOOM = 0.75  # the front end never shrinks the picture below this (10 pt text stays 10 px)
+LEGIBLE_ZOOM = 0.75  # the front end's first zoom never shrinks the picture below this (10 pt text stays 10 px)
+STILL_SIZE_IN = "10.5,9"  # the still picture of a stepper fits a screen: scaled down to this box (inches at 96 dpi)
+TEXT_STEPS = 12  # the text a notebook stores of a stepper: the first and last this many steps
 
 
 def _natural_width_px(svg):
@@ -84,19 +87,31 @@ def _natural_width_px(svg):
     return float(match[1]) * 4 / 3 if match else 0.0
 
 
-def _html_escape(s):
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 def _table_html(view):
     if not view.table:
         return ""
     rows = "".join(
-        f'<tr><td style="padding: 2px 8px 2px 0"><b>{_html_escape(r.name)}</b></td>'
-        f'<td style="padding: 2px 8px"><code>{_html_escape(r.value)}</code></td>'
-        f'<td style="padding: 2px 0 2px 8px"><i>{_html_escape(r.status)}</i></td></tr>' for r in view.table)
-    return (f'<div class="tapelab-stepper-table"><div>{_html_escape(view.table_title)}</div>'
+        f'<tr><td style="padding: 2px 8px 2px 0"><b>{html.escape(r.name)}</b></td>'
+        f'<td style="padding: 2px 8px"><code>{_nowrap(r.value)}</code></td>'
+        f'<td style="padding: 2px 0 2px 8px"><i>{html.escape(r.status)}</i></td></tr>' for r in view.table)
+    return (f'<div class="tapelab-stepper-table"><div>{html.escape(view.table_title)}</div>'
             f'<table style="border-collapse: collapse">{rows}</table></div>')
+
+
+def _nowrap(text):
+    """``text`` as HTML in which a wrapped panel never splits a value: each ``[[1, 2], [3, 4]]`` and ``norm 0.5``
+    sits in a span that does not break."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "[" and depth == 0:
+            out.append(html.escape(text[start:i]))
+            start = i
+        depth += (ch == "[") - (ch == "]")
+        if ch == "]" and depth == 0:
+            out.append(f'<span style="white-space: nowrap">{html.escape(text[start:i + 1])}</span>')
+            start = i + 1
+    out.append(html.escape(text[start:]))
+    return re.sub(r"norm ([-\d.e+]+)", r'<span style="white-space: nowrap">norm \1</span>', "".join(out))
 
 
 def _panel_html(view):
@@ -104,7 +119,7 @@ def _panel_html(view):
     return (f'<div class="tapelab-stepper-panel" data-mode="{view.mode}" data-position="{view.position}"{op}>'
             f'<pre style="white-space: pre-wrap; word-break: normal; overflow-wrap: break-word; margin: 0; '
             f'font-size: 12px; line-height: 1.35">'
-            f'{_html_escape(chr(10).join(view.panel))}</pre></div>')
+            f'{_nowrap(chr(10).join(view.panel))}</pre></div>')
 
 
 class BackwardStepper:
@@ -212,10 +227,11 @@ class BackwardStepper:
 
     def _set_mode(self, mode):
         self.play.playing = False
-        self.graph.mode = mode
-        self.slider.value = 0
-        self.slider.max = self.play.max = self.walk.count(mode)
-        self._show()
+        with self.graph.hold_sync():  # position and mode change together: never a step the new mode lacks
+            self.slider.value = 0
+            self.slider.max = self.play.max = self.walk.count(mode)
+            self.graph.mode = mode
+            self._show()
 
     def _show(self):
         view = self.view
@@ -247,9 +263,19 @@ class BackwardStepper:
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         bundle = self.widget._repr_mimebundle_()  # the live widget (its view model), for a running kernel
-        bundle["text/plain"] = str(self)  # nbval and plain front ends: every step as text
+        bundle["text/plain"] = self._stored_text()  # nbval and plain front ends: the steps as text
         try:  # a notebook opened without running it (not trusted, no kernel), GitHub, nbviewer: the last step
-            bundle["image/png"] = base64.b64encode(self.frame(self.count).png(cell=True)).decode("ascii")
-        except Exception:  # noqa: BLE001 - no Graphviz: the text is there
-            pass
-        return bundle
+            bundle["image/png"], width = cell_png(frame_dot(self.walk, self.count, self.mode), size=STILL_SIZE_IN)
+        except RuntimeError:  # no Graphviz, or a failing dot: the text is there
+            return bundle
+        return bundle, {"image/png": {"width": width}}
+
+    def _stored_text(self):
+        """Every step as text, or for a long walk the first and last ``TEXT_STEPS`` (``print(stepper)`` has all)."""
+        count = self.count
+        if count <= 2 * TEXT_STEPS:
+            return str(self)
+        views = [self.view_at(p).text for p in range(TEXT_STEPS + 1)]
+        views.append(f"... steps {TEXT_STEPS + 1} to {count - TEXT_STEPS} of {count} (print(stepper) shows them all)")
+        views += [self.view_at(p).text for p in range(count - TEXT_STEPS + 1, count + 1)]
+        return "\n\n".join(views)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tapelab import nest
 from tapelab.learner import code_names
 from tapelab.tensor import Tensor, Variable
 from tapelab.viz import fmt
@@ -92,7 +93,10 @@ class TapeData:
         return fmt.operand(names[0]) if len(names) == 1 else "(" + " + ".join(names) + ")"
 
     def grad_of(self, key):
-        """The gradient of the target with respect to a tensor, in symbols: ``∂loss/∂x``."""
+        """The gradient of the target with respect to a tensor, in symbols: ``∂loss/∂x`` (``grad x`` while the
+        tape has no target yet)."""
+        if not self.targets:
+            return f"grad {fmt.operand(self.name(key))}"
         return fmt.partial(self.target_name, self.name(key))
 
     def call_text(self, index):
@@ -104,13 +108,7 @@ class TapeData:
 
 
 def _as_list(x):
-    if x is None:
-        return None
-    if isinstance(x, Tensor):
-        return [x]
-    if isinstance(x, dict):
-        return list(x.values())
-    return list(x)
+    return None if x is None else nest.flatten(x)
 
 
 def tape_data(tape, target=None, sources=None):
@@ -279,8 +277,8 @@ def _none_reason(info, key, tracked, stopped, stopped_target, through_stopped):
     while recording was stopped (the tape did not record that link)."""
     if info.dtype not in ("float16", "float32", "float64"):
         return NOT_FLOAT
-    if key in stopped:
-        return STOPPED
+    if key in stopped:  # a Variable read only there was not computed: it was never watched
+        return STOPPED if stopped[key] else "read only while recording was stopped: never watched"
     if key not in tracked:
         return NOT_WATCHED
     if stopped_target:  # the target itself was computed inside stop_recording(): nothing leads back

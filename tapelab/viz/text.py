@@ -13,7 +13,9 @@ def format_tape(tape, target=None, sources=None, values=True, max_ops=None):
 
     Each op line reads ``z = matmul(x, y)   # (2, 2) float32``, in the calling code's names, with the
     value when the tensor is small (``values=True``). Ops recorded inside ``tl.name_scope`` appear
-    under a ``scope/`` heading. ``max_ops`` shows only the first ops and says how many were left out.
+    under a ``scope/`` heading. Scalar constants nobody named are written as their values in the op lines
+    (``multiply(x, 2)``), not listed as inputs. ``max_ops`` shows only the last ops (those nearest the target,
+    as the picture does) and says how many earlier ones were left out.
 
     >>> x = tl.Variable(tl.ones((2, 2)), name="x")
     >>> y = tl.Variable([[2, 2], [2, 2]], dtype=tl.float32, name="y")
@@ -33,30 +35,30 @@ def format_tape(tape, target=None, sources=None, values=True, max_ops=None):
       ∂loss/∂x = [[1, 1], [1, 1]]
       ∂loss/∂y = [[0.5, 0.5], [0.5, 0.5]]
     """
-    tr = tape_data(tape, target, sources)
-    n = len(tr.ops)
+    data = tape_data(tape, target, sources)
+    n = len(data.ops)
     head = f"GradientTape: {n} op{'s' if n != 1 else ''}"
-    if not tr.tensors:
+    if not data.tensors:
         return head + " (nothing recorded yet: compute with a Variable or a watched tensor inside the tape)"
 
     rows = []  # (indent, left, right): aligned into "left   # right"
-    inputs = tr.inputs
+    inputs = [t for t in data.inputs if not t.literal]
     if inputs:
         rows.append((0, "inputs:", None))
         for t in inputs:
             rows.append((1, f"{t.name} : {fmt.kind_text(t.kind, t.trainable)}", _right(t, values)))
-    shown = tr.ops if max_ops is None else tr.ops[:max_ops]
+    shown = data.ops if max_ops is None else data.ops[-max_ops:]
     if shown:
         rows.append((0, "ops:", None))
+    if len(shown) < n:
+        rows.append((1, f"... {n - len(shown)} earlier ops (format_tape(tape, max_ops=None) lists them all)", None))
     scope = ""
     for op in shown:
         if op.scope != scope:
             scope = op.scope
             if scope:
                 rows.append((1, scope, None))
-        rows.append((2 if scope else 1, tr.call_text(op.index), _right(tr.tensors[op.output], values)))
-    if len(shown) < n:
-        rows.append((1, f"... {n - len(shown)} more ops (format_tape(tape, max_ops=None) lists them all)", None))
+        rows.append((2 if scope else 1, data.call_text(op.index), _right(data.tensors[op.output], values)))
 
     lines = [head]
     width = max((2 * ind + len(left) for ind, left, right in rows if right is not None), default=0)
@@ -64,7 +66,7 @@ def format_tape(tape, target=None, sources=None, values=True, max_ops=None):
     for ind, left, right in rows:
         text = "  " * ind + left
         lines.append(text if right is None else f"{text.ljust(width)}    # {right}")
-    lines += _gradients(tr)
+    lines += _gradients(data)
     return "\n".join(lines)
 
 
@@ -74,22 +76,22 @@ def _right(t, values):
         parts.append("source")
     if t.is_target:
         parts.append("target")
-    if values and not t.literal:  # (a constant named by its value shows it once)
+    if values:
         v = fmt.value_text(t.value)
         if v is not None:
             parts.append(v)
     return "  ".join(parts)
 
 
-def _gradients(tr):
-    if not tr.sources or not (tr.has_gradient or any(tr.tensors[k].none_reason for k in tr.sources)):
+def _gradients(data):
+    if not data.sources or not (data.has_gradient or any(data.tensors[k].none_reason for k in data.sources)):
         return []
-    targets = ", ".join(tr.name(k) for k in tr.targets) or "the target"
-    lines = [f"gradient of {targets}:" if tr.has_gradient else f"gradient of {targets} (not computed yet):"]
-    for k in tr.sources:
-        t = tr.tensors[k]
+    target = data.target_name
+    lines = [f"gradient of {target}:" if data.has_gradient else f"gradient of {target} (not computed yet):"]
+    for k in data.sources:
+        t = data.tensors[k]
         if t.none_reason:
-            lines.append(f"  {tr.grad_of(k)} = None    # {t.none_reason}")
+            lines.append(f"  {data.grad_of(k)} = None    # {t.none_reason}")
         elif t.grad is not None:
-            lines.append(f"  {tr.grad_of(k)} = {fmt.array_text(t.grad)}")
+            lines.append(f"  {data.grad_of(k)} = {fmt.array_text(t.grad)}")
     return lines

@@ -5,7 +5,7 @@
     step_text(walk, mode)            -> every step as text
 
 The picture is laid out once, with every gradient label it will ever show; a step only changes which
-nodes and edges are current, done or pending. ``Walkthrough.schedule`` says so compactly, per edge, so the
+nodes and edges are current, done or pending. ``Walkthrough.schedules`` says so compactly, per edge, so the
 stepper's front end can restyle the picture by itself: one number per edge, no Graphviz run per step.
 """
 
@@ -14,15 +14,18 @@ from typing import NamedTuple
 
 import numpy as np
 
+from tapelab import nest
 from tapelab.learner import spell
+from tapelab.tensor import Tensor
 from tapelab.viz import fmt
-from tapelab.viz.dot import MAX_OPS, build, rule_symbols
+from tapelab.viz.dot import HIGHLIGHT, MAX_OPS, NodeId, build, rule_symbols
 
 MODES = ("backward", "forward")
-CURRENT = "#dc2626"  # the op being processed and its edges (the same red as to_dot's highlight)
+CURRENT = HIGHLIGHT  # the op being processed and its edges (as graphview.css colours them)
 GRADIENT = "#ea580c"  # edges a gradient already flowed along
 FORWARD = "#2563eb"  # edges of ops already replayed forward
 PENDING = "#d1d5db"  # edges still to come (dimmed)
+GREY_TEXT = "#9ca3af"  # the text of nodes not computed yet, in a forward frame
 
 
 class Schedule(NamedTuple):
@@ -31,7 +34,7 @@ class Schedule(NamedTuple):
     count: int
     current: list  # position -> node ids drawn as current (the op's node; the target at the start of backward)
     edge_start: dict  # edge id -> the first position it is active (pending before; its label shows from then on)
-    edge_unit: dict  # edge id -> the node of the op (or box) it belongs to: current while that node is
+    edge_unit: dict  # edge id -> the node of the op (or box) it belongs to: the edge is current while that node is
     appears: dict  # node id -> the position it is computed at (forward: dimmed before); absent: always there
     step_of_node: dict  # node id -> the position a click on it jumps to
 
@@ -47,7 +50,8 @@ class Walkthrough:
     """A tape's backward pass and forward replay as plain data, ready to be stepped through."""
 
     steps: list  # tape.backward_steps(...): one Step per op, in backward order
-    entries: list  # the tape's entries, in execution (forward) order
+    seeds: dict  # target key -> the gradient the backward pass starts with (ones, or the output_gradients given)
+    last_part: dict  # tensor key -> (position, input index) of the last contribution it receives
     data: object  # TapeData: names, values, ops of the recorded tape
     graph: object  # DotGraph: node ids and edges
     dot: str  # the picture as DOT text, with the final gradient label on every edge a gradient flows along
@@ -61,16 +65,15 @@ class Walkthrough:
 
 
 class _Recorded:
-    """What ``tape_data()`` reads from a tape (entries, watched, stopped, tracks()), frozen before the
+    """What ``tape_data()`` reads from a tape (entries, watched, stopped_from, tracks()), frozen before the
     backward pass consumed it. It carries no gradient record, so the picture's tensor boxes show forward
     values only: the gradients appear on the edges, step by step, instead of all at once."""
 
     last_backward = None
 
-    def __init__(self, entries, watched, stopped, stopped_from, tracked):
+    def __init__(self, entries, watched, stopped_from, tracked):
         self.entries = entries
         self.watched = tuple(watched)
-        self.stopped = tuple(stopped)
         self.stopped_from = stopped_from
         self._tracked = set(tracked)  # ids
 
@@ -94,28 +97,46 @@ def walkthrough(tape, target, sources, output_gradients=None, *, collapse=None, 
     """
     if isinstance(target, Walkthrough):
         raise TypeError("walkthrough: give the tape, the target and the sources, e.g. walkthrough(tape, loss, [x, y]).")
+    if not hasattr(tape, "backward_steps"):
+        raise TypeError(f"walkthrough / BackwardStepper: {type(tape).__name__} is not a GradientTape. A traced graph "
+                        "(tl.function) has no backward pass to step through: draw it with tl.viz.draw(graph), or "
+                        "record the computation on a tl.GradientTape.")
     if tape.used:
         raise RuntimeError(spell(
-            "BackwardStepper: this GradientTape was already used by gradient() (or another stepper), and a "
-            "non-persistent tape releases its ops after one backward pass, so there is nothing left to step "
+            "walkthrough / BackwardStepper: this GradientTape was already used by gradient() (or another stepper), "
+            "and a non-persistent tape releases its ops after one backward pass, so there is nothing left to step "
             "through. Record the computation again with\n"
             "    with tl.GradientTape(persistent=True) as tape:\n"
             "        ...\n"
             "to step through it and also call tape.gradient(), or build the stepper before gradient() "
             "(its table ends with the same gradients)."))
-    entries, watched, stopped = list(tape.entries), tape.watched, tape.stopped  # a one-shot tape lets go of them
+    entries, watched = list(tape.entries), tape.watched  # a one-shot tape lets go of them
     steps = tape.backward_steps(target, sources, output_gradients)
     bw = tape.last_backward
-    recorded = _Recorded(entries, watched, stopped, bw.stopped, bw.tracked)
-    graph = build(recorded, list(bw.targets), list(bw.sources), detail=detail, collapse=collapse, expand=expand,
-                  max_ops=max_ops)
-    data = graph.data
+    graph = build(_Recorded(entries, watched, bw.stopped, bw.tracked), list(bw.targets), list(bw.sources),
+                  detail=detail, collapse=collapse, expand=expand, max_ops=max_ops)
     backward = _backward_schedule(steps, graph)
     labels = _edge_labels(steps, graph, backward)
     rankdir = rankdir or graph.rankdir()
-    dot = graph.source(edge_labels=labels, rankdir=rankdir)
-    return Walkthrough(steps, entries, data, graph, dot, labels,
+    last_part = {}
+    for p, s in enumerate(steps, start=1):
+        for c in s.contributions:
+            last_part[id(c.tensor)] = (p, c.index)
+    return Walkthrough(steps, _seeds(bw.targets, target, output_gradients), last_part, graph.data, graph,
+                       graph.source(edge_labels=labels, rankdir=rankdir), labels,
                        {"backward": backward, "forward": _forward_schedule(graph)}, rankdir)
+
+
+def _seeds(targets, target, output_gradients):
+    """target key -> the gradient the backward pass starts from: ones, or the given output_gradients (summed
+    when a target is given twice, as gradient() does)."""
+    given = [None] * len(targets) if output_gradients is None else nest.flatten_up_to(target, output_gradients)
+    seeds = {}
+    for t, g in zip(targets, given):
+        g = np.ones(t.shape, t._value.dtype) if g is None else np.asarray(g._value if isinstance(g, Tensor) else g,
+                                                                          t._value.dtype)
+        seeds[id(t)] = g if id(t) not in seeds else seeds[id(t)] + g
+    return seeds
 
 
 def _backward_schedule(steps, graph):
@@ -201,6 +222,14 @@ def _total_of(steps, key):
         if key in s.totals:
             return s.totals[key]
     return None
+
+
+def _plus(a, b):
+    """``1 + 3``; ``1 − 0.1353`` when a single number is negative."""
+    b = np.asarray(b)
+    if b.size == 1 and b.reshape(()) < 0:
+        return f"{fmt.array_text(a)} − {fmt.array_text(-b)}"
+    return f"{fmt.array_text(a)} + {fmt.array_text(b)}"
 
 
 def _short(v):
@@ -293,9 +322,16 @@ def _backward_text(walk, view):
     p, data = view.position, walk.data
     target = data.target_name
     if p == 0:
-        big = any(data.tensors[k].value.size > 1 for k in data.targets)
-        view.panel = [f"Start: the backward pass begins at the target {target} with ∂{target}/∂{target} = 1"
-                      f"{', for every element' if big else ''}."]
+        seeds = [walk.seeds[k] for k in data.targets]
+        if all(np.all(g == 1) for g in seeds):
+            every = ", for every element" if any(g.size > 1 for g in seeds) else ""
+            start = (f"the target {target} with ∂{target}/∂{target} = 1{every}" if len(seeds) == 1 else
+                     f"the targets {', '.join(data.name(k) for k in data.targets)} with 1 at each{every} "
+                     f"({target} is their sum)")
+        else:
+            start = "the targets with the output_gradients given: " + ", ".join(
+                f"∂/∂{fmt.operand(data.name(k))} = {fmt.array_text(walk.seeds[k])}" for k in data.targets)
+        view.panel = [f"Start: the backward pass begins at {start}."]
         if view.count:
             view.panel.append(f"  {view.count} op{'s' if view.count != 1 else ''} to go back through, from the "
                               "last one recorded to the first. Press Next.")
@@ -312,48 +348,42 @@ def _backward_text(walk, view):
                       f"  upstream gradient at {out}:  {data.grad_of(op.output)} = {fmt.array_text(s.upstream)}"
                       + _constant_note(s.upstream)]
         symbols = rule_symbols(data, op)
-        before = dict(walk.steps[p - 2].totals) if p >= 2 else {}
-        last = _last_contribution(walk)
+        before = dict(walk.steps[p - 2].totals) if p >= 2 else dict(walk.seeds)  # (the totals start from the seeds)
         for c in s.contributions:
             key = id(c.tensor)
             name, grad = data.name(key), data.grad_of(key)
-            rhs = f"{fmt.rule_rhs(c.formula, symbols)} = {fmt.array_text(c.value)}"
+            expr = fmt.rule_rhs(c.formula, symbols)
+            if s.entry.op.broadcasts and np.shape(c.value) != data.tensors[op.output].shape:
+                expr = f"sum of {expr} over the broadcast axes"  # (the one helper, unbroadcast, did this)
+            rhs = f"{expr} = {fmt.array_text(c.value)}"
             which = f" (input {c.index})" if op.inputs.count(key) > 1 else ""
             prev = before.get(key)
-            if prev is None and last[key] == (p, c.index):  # its only part: the whole gradient
+            last = walk.last_part[key] == (p, c.index)
+            if prev is None and last:  # its only part: the whole gradient
                 view.panel.append(f"  to {name}{which}:  {grad} = {rhs}")
             else:
                 view.panel.append(f"  to {name}{which}:  {grad} += {rhs}")
-                total = (f"{fmt.array_text(prev)} + {fmt.array_text(c.value)} = " if prev is not None else "") + \
-                    fmt.array_text(c.total)
-                if prev is not None and np.asarray(c.total).size > fmt.SMALL:
+                if prev is None:
+                    total = fmt.array_text(c.total)
+                elif np.asarray(c.total).size > fmt.SMALL:
                     total = f"earlier parts + this one = {fmt.array_text(c.total)}"
-                done = last[key] == (p, c.index)
-                view.panel.append(f"      {grad}{':' if done else ' so far:'} {total}{', final' if done else ''}")
+                else:
+                    total = f"{_plus(prev, c.value)} = {fmt.array_text(c.total)}"
+                view.panel.append(f"      {grad}{':' if last else ' so far:'} {total}{', final' if last else ''}")
             before[key] = c.total
     view.table_title = f"gradients of {target} with respect to the sources:"
-    totals = walk.steps[p - 1].totals if p else {}
-    last = _last_contribution(walk)
+    totals = walk.steps[p - 1].totals if p else walk.seeds
     for key in data.sources:
         info = data.tensors[key]
         g = totals.get(key)
-        if key not in last:
+        if key not in walk.last_part and key not in walk.seeds:
             view.table.append(TableRow(info.name, "None", info.none_reason or "no gradient reaches it"))
         elif g is None:
             view.table.append(TableRow(info.name, "-", "not reached yet"))
         else:
-            done = last[key][0] <= p
+            done = walk.last_part.get(key, (0,))[0] <= p
             view.table.append(TableRow(info.name, fmt.array_text(g), "final" if done else "partial: more to come"))
     return view
-
-
-def _last_contribution(walk):
-    """tensor key -> (position, input index) of the last contribution it receives."""
-    last = {}
-    for p, s in enumerate(walk.steps, start=1):
-        for c in s.contributions:
-            last[id(c.tensor)] = (p, c.index)
-    return last
 
 
 def _forward_text(walk, view):
@@ -393,9 +423,12 @@ def step_text(walk, mode="backward"):
 
 
 def frame_dot(walk, position, mode="backward"):
-    """The DOT text of one step as a still picture (the stepper's static frame): the same layout, coloured."""
+    """The DOT text of one step as a still picture (the stepper's static frame): the stepper's layout, every step
+    the same (each gradient label is laid out, and hidden while it is not shown), coloured for this step."""
     view = step_view(walk, position, mode)
     done = GRADIENT if mode == "backward" else FORWARD
     colors = {i: {"current": CURRENT, "done": done}.get(state, PENDING) for i, state in view.edges.items()}
-    labels = {i: walk.labels[i] for i in view.labels if i in walk.labels}
-    return walk.graph.source(highlight=view.current, edge_colors=colors, edge_labels=labels, rankdir=walk.rankdir)
+    hidden = {i: {"fontcolor": "#ffffff00"} for i in walk.labels if i not in view.labels}  # laid out, not shown
+    dimmed = {node: {"color": PENDING, "fontcolor": GREY_TEXT} for node in view.dimmed}
+    return walk.graph.source(highlight=[NodeId(n) for n in view.current], edge_colors=colors, edge_labels=walk.labels,
+                             rankdir=walk.rankdir, node_attrs=dimmed, edge_attrs=hidden)
