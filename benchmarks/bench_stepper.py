@@ -69,8 +69,8 @@ def bench(name, make, repeats, full_render_steps):
     for k in range(min(full_render_steps, len(walk.steps))):
         s = walk.steps[k]
         start = time.perf_counter()
-        render_dot(to_dot(tape, loss, sources, highlight=[s.index],
-                          edge_colors=[((c.tensor, s.index), "red") for c in s.contributions], **options))
+        render_dot(to_dot(tape, loss, sources, highlight=[s.index],  # (the same graph: the same edge ids)
+                          edge_colors=[(e.id, "red") for e in walk.graph.edges if e.op == s.index], **options))
         full.append(time.perf_counter() - start)
     ms = [1000 * t for t in per_step]
     print(f"{name}: {n_entries} entries, {len(walk.steps)} backward steps, {len(walk.graph.edges)} drawn edges")
