@@ -9,8 +9,9 @@ import numpy as np
 from tapelab import dtypes
 from tapelab.errors import InvalidArgumentError
 from tapelab.primitives import OPS
+from tapelab import tape
 from tapelab.tape import run
-from tapelab.tensor import Tensor, convert_to_tensor
+from tapelab.tensor import Tensor, convert_to_tensor, to_numpy
 
 
 def _pair(x, y, name="op"):
@@ -28,12 +29,15 @@ def _pair(x, y, name="op"):
         raise TypeError(f"{name}: cannot use these operands ({kinds}): {e}") from None
 
 
-def _binary(name, doc):
+def _binary(name, doc, accepts=None):
+    """``fn(x, y)`` running primitive ``name``; ``accepts(x, y)`` may refuse the operands' dtypes first."""
     op = OPS[name]
 
     def fn(x, y, name=None):
         if not (isinstance(x, Tensor) and isinstance(y, Tensor)):
             x, y = _pair(x, y, op.name)
+        if accepts is not None:
+            accepts(op.name, x, y)
         try:
             return run(op, (x, y))
         except InvalidArgumentError:
@@ -56,11 +60,14 @@ def _explain_broadcast(name, x, y):
         ) from None
 
 
-def _unary(name, doc):
+def _unary(name, doc, accepts=None):
     op = OPS[name]
 
     def fn(x, name=None):
-        return run(op, (convert_to_tensor(x),))
+        x = convert_to_tensor(x)
+        if accepts is not None:
+            accepts(op.name, x)
+        return run(op, (x,))
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
@@ -78,14 +85,34 @@ minimum = _binary("minimum", "The smaller of x and y, elementwise.")
 floormod = _binary("floormod", "x % y (the remainder of floor division), elementwise.")
 mod = floormod
 floordiv = _binary("floordiv", "x // y, elementwise (no gradient).")
+
+
+def _ordered(name, x, y):
+    if x.dtype.is_bool:
+        raise InvalidArgumentError(
+            f"{name}: booleans have no order (TF does not compare them with <, >). Compare numbers, or cast: "
+            f"tl.cast(x, tl.int32)."
+        )
+
+
+def _booleans(name, x, y=None):
+    for t in (x, y):
+        if t is not None and not t.dtype.is_bool:
+            raise InvalidArgumentError(
+                f"{name}: expects bool tensors, got {t.dtype.name}. Make one from a comparison (x > 0), or "
+                f"tl.cast(x, tl.bool)."
+            )
+
+
 equal = _binary("equal", "x == y, elementwise (a bool tensor).")
 not_equal = _binary("not_equal", "x != y, elementwise.")
-less = _binary("less", "x < y, elementwise.")
-less_equal = _binary("less_equal", "x <= y, elementwise.")
-greater = _binary("greater", "x > y, elementwise.")
-greater_equal = _binary("greater_equal", "x >= y, elementwise.")
-logical_and = _binary("logical_and", "x and y, elementwise on bool tensors.")
-logical_or = _binary("logical_or", "x or y, elementwise on bool tensors.")
+less = _binary("less", "x < y, elementwise.", _ordered)
+less_equal = _binary("less_equal", "x <= y, elementwise.", _ordered)
+greater = _binary("greater", "x > y, elementwise.", _ordered)
+greater_equal = _binary("greater_equal", "x >= y, elementwise.", _ordered)
+logical_and = _binary("logical_and", "x and y, elementwise on bool tensors.", _booleans)
+logical_or = _binary("logical_or", "x or y, elementwise on bool tensors.", _booleans)
+logical_xor = _binary("logical_xor", "x or y but not both, elementwise on bool tensors.", _booleans)
 
 negative = _unary("negative", "-x.")
 square = _unary("square", "x * x. ``tl.square(8)`` gives 64.")
@@ -94,11 +121,11 @@ exp = _unary("exp", "e ** x.")
 log = _unary("log", "The natural logarithm.")
 abs = _unary("abs", "|x|.")  # noqa: A001
 sign = _unary("sign", "-1, 0 or 1 by the sign of x (gradient 0).")
-floor = _unary("floor", "The largest integer <= x (gradient 0).")
+floor = _unary("floor", "The largest integer <= x (no gradient: None, as in TF).")
 tanh = _unary("tanh", "The hyperbolic tangent.")
 sigmoid = _unary("sigmoid", "1 / (1 + exp(-x)), computed without overflow.")
 relu = _unary("relu", "max(x, 0).")
-logical_not = _unary("logical_not", "not x, elementwise.")
+logical_not = _unary("logical_not", "not x, elementwise.", _booleans)
 stop_gradient = _unary("stop_gradient", "x itself, but no gradient flows back through it.")
 
 
@@ -112,6 +139,12 @@ def add_n(inputs, name=None):
     inputs = [convert_to_tensor(x) for x in inputs]
     if not inputs:
         raise ValueError("add_n: needs at least one tensor")
+    shapes = {tuple(x.shape) for x in inputs}
+    if len(shapes) > 1:
+        raise InvalidArgumentError(
+            f"add_n: all inputs must have the same shape, got {', '.join(str(tuple(x.shape)) for x in inputs)}. "
+            "add_n does not broadcast; use tl.add (or +) to add tensors of different shapes."
+        )
     total = inputs[0]
     for x in inputs[1:]:
         total = add(total, x)
@@ -125,6 +158,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
     <tapelab.Tensor: shape=(1, 1), dtype=float32, numpy=array([[4.]], dtype=float32)>
     """
     a, b = _pair(a, b, "matmul")
+    if a.dtype != b.dtype:
+        raise InvalidArgumentError(tape._dtype_mismatch(OPS["matmul"], (a, b)))
     a_shape, b_shape = a._value.shape, b._value.shape
     if len(a_shape) < 2 or len(b_shape) < 2:
         raise InvalidArgumentError(
@@ -171,6 +206,8 @@ def reshape(tensor, shape, name=None):
     """The same values in a new shape (one dimension may be -1: worked out from the rest)."""
     tensor = convert_to_tensor(tensor)
     shape = tuple(int(n) for n in (shape.numpy() if isinstance(shape, Tensor) else np.atleast_1d(shape)))
+    if -1 in shape and tensor._value.size == 0 and 0 in shape:  # TF: -1 next to a 0 stands for 1 (numpy refuses)
+        shape = tuple(1 if n == -1 else n for n in shape)
     try:
         return run(OPS["reshape"], (tensor,), shape=shape)
     except InvalidArgumentError:
@@ -212,6 +249,8 @@ def concat(values, axis, name=None):
     values = [convert_to_tensor(v) for v in values]
     if not values:
         raise ValueError("concat: needs at least one tensor")
+    if len(values) == 1:  # as TF: one tensor joined with nothing is itself (whatever the axis)
+        return identity(values[0])
     if any(v.ndim == 0 for v in values):
         raise InvalidArgumentError(
             f"concat: cannot join 0-d (scalar) tensors, shapes {', '.join(str(tuple(v.shape)) for v in values)}: "
@@ -239,6 +278,10 @@ def _axes(x, axis, name):
         return None
     axis = axis.numpy() if isinstance(axis, Tensor) else axis
     out = []
+    if len(set(np.atleast_1d(axis).tolist())) != np.size(axis):
+        raise InvalidArgumentError(
+            f"{name}: axis {list(np.atleast_1d(axis))} names an axis twice (duplicate dimension); give each axis once."
+        )
     for a in np.atleast_1d(axis):
         a = int(a)
         if not -x.ndim <= a < max(x.ndim, 1):
@@ -250,16 +293,14 @@ def _axes(x, axis, name):
     return tuple(sorted(set(out)))
 
 
-def _reduction(name, doc):
+def _reduction(name, doc, kinds="fiu"):
+    """``fn(input_tensor, axis=None, keepdims=False)`` for primitive ``name``, on tensors of dtype ``kinds``."""
     op = OPS[name]
 
     def fn(input_tensor, axis=None, keepdims=False, name=None):
-        x = convert_to_tensor(input_tensor)
-        if x._value.dtype.kind == "b" and op.name != "reduce_max":
-            raise InvalidArgumentError(
-                f"{op.name}: got a bool tensor; TF does not add up booleans. Count them as numbers: "
-                f"{op.name}(tl.cast(x, tl.int32)) (or tl.float32 for a fraction)."
-            )
+        x = convert_to_tensor(input_tensor, dtype=dtypes.bool if kinds == "b" else None)
+        if x._value.dtype.kind not in kinds:
+            raise InvalidArgumentError(_reduction_dtype_text(op.name, x, kinds))
         return run(op, (x,), axis=_axes(x, axis, op.name), keepdims=bool(keepdims))
 
     fn.__name__ = fn.__qualname__ = name
@@ -267,9 +308,26 @@ def _reduction(name, doc):
     return fn
 
 
+
+
+def _reduction_dtype_text(name, x, kinds):
+    if kinds == "b":
+        return f"{name}: expects a bool tensor, got {x.dtype.name}. Compare first (x > 0), or tl.cast(x, tl.bool)."
+    if x.dtype.is_bool:
+        return (f"{name}: got a bool tensor; TF does not do arithmetic on booleans. Count them as numbers: "
+                f"{name}(tl.cast(x, tl.int32)) (or tl.float32 for a fraction); tl.reduce_any / tl.reduce_all "
+                "combine booleans.")
+    return f"{name}: expects a float tensor, got {x.dtype.name}. Use tl.cast(x, tl.float32)."
+
+
 reduce_sum = _reduction("reduce_sum", "Sum over ``axis`` (all axes by default). ``tl.reduce_sum([1, 2, 3])`` is 6.")
 reduce_mean = _reduction("reduce_mean", "Mean over ``axis`` (all axes by default).")
 reduce_max = _reduction("reduce_max", "Maximum over ``axis`` (all axes by default).")
+reduce_min = _reduction("reduce_min", "Minimum over ``axis`` (all axes by default).")
+reduce_prod = _reduction("reduce_prod", "Product over ``axis`` (all axes by default).")
+reduce_logsumexp = _reduction("reduce_logsumexp", "log(sum(exp(x))) over ``axis``, computed without overflow.", "f")
+reduce_any = _reduction("reduce_any", "Whether any element over ``axis`` is True (bool tensors).", "b")
+reduce_all = _reduction("reduce_all", "Whether every element over ``axis`` is True (bool tensors).", "b")
 
 
 def cast(x, dtype, name=None):
@@ -280,21 +338,41 @@ def cast(x, dtype, name=None):
 
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
-    """A vector of length ``depth`` per index: ``on_value`` at the index, ``off_value`` elsewhere."""
-    if axis not in (None, -1):
-        raise NotImplementedError("one_hot: only axis=-1 (the default) is supported")
+    """A vector of length ``depth`` per index: ``on_value`` at the index, ``off_value`` elsewhere.
+
+    The new axis goes last (or at ``axis``); the dtype is ``dtype``, else that of ``on_value`` or
+    ``off_value``, else float32.
+    """
     indices = convert_to_tensor(indices)
     if not indices.dtype.is_integer:
         raise InvalidArgumentError(
             f"one_hot: indices must be integer class ids, got {indices.dtype.name} {tuple(indices.shape)}. "
             "Use tl.cast(indices, tl.int32)."
         )
-    return run(OPS["one_hot"], (indices,), depth=int(depth),
-               on_value=1 if on_value is None else on_value, off_value=0 if off_value is None else off_value,
-               dtype=dtypes.as_dtype(dtype or dtypes.float32))
+    values = {k: convert_to_tensor(v, dtype=dtype) for k, v in (("on_value", on_value), ("off_value", off_value))
+              if v is not None}
+    kinds = {v.dtype for v in values.values()}
+    if len(kinds) > 1:
+        raise TypeError(f"one_hot: on_value is {values['on_value'].dtype.name} but off_value is "
+                        f"{values['off_value'].dtype.name}; give both the same dtype (e.g. 1.0 and 0.0).")
+    dtype = dtypes.as_dtype(dtype) if dtype is not None else (kinds.pop() if kinds else dtypes.float32)
+    out = run(OPS["one_hot"], (indices,), depth=int(depth),
+              on_value=values["on_value"]._value if "on_value" in values else 1,
+              off_value=values["off_value"]._value if "off_value" in values else 0, dtype=dtype)
+    if axis is None or axis == -1 or axis == indices.ndim:
+        return out
+    if not 0 <= axis < indices.ndim:
+        raise InvalidArgumentError(f"one_hot: axis {axis} is out of range for indices of rank {indices.ndim}; "
+                                   f"use -1 (last) or 0..{indices.ndim}.")
+    perm = list(builtins.range(indices.ndim))
+    perm.insert(axis, indices.ndim)
+    return transpose(out, perm)
 
 
 def _arg_axis(x, axis, name):
+    if x.ndim == 0:
+        raise InvalidArgumentError(f"{name}: a 0-d tensor (shape (), a single number) has no axis to search along; "
+                                   "give a vector (or higher), e.g. tl.reshape(x, (1,)).")
     axis = _axes(x, 0 if axis is None else axis, name)[0]
     if x.ndim and x.shape[axis] == 0:
         raise InvalidArgumentError(
@@ -440,10 +518,24 @@ def fill(dims, value, name=None):
 
 
 def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001
-    """Like Python's range, as a tensor: ``tl.range(5)`` is [0 1 2 3 4]."""
+    """Like Python's range, as a tensor: ``tl.range(5)`` is [0 1 2 3 4]; floats step too (``tl.range(0, 1, 0.25)``)."""
     if limit is None:
         start, limit = 0, start
-    kind = dtypes.infer_numpy_dtype([start, limit, delta]) if dtype is None else dtypes.as_dtype(dtype).as_numpy_dtype
+    bounds = [to_numpy(v).item() if isinstance(v, Tensor) else v for v in (start, limit, delta)]
+    kind = (dtypes.infer_numpy_dtype(bounds) if dtype is None else dtypes.as_dtype(dtype).as_numpy_dtype)
+    for v in bounds:
+        convert_to_tensor(v, dtype=kind)  # TF refuses range(0.0, dtype=tl.int32): a float is not truncated
+    start, limit, delta = bounds
+    if delta == 0:
+        raise InvalidArgumentError("range: delta must not be 0 (the range would never reach its limit).")
+    if (limit - start) * delta < 0:
+        raise InvalidArgumentError(
+            f"range: requires start <= limit when delta > 0 (and start >= limit when delta < 0): got start "
+            f"{start}, limit {limit}, delta {delta}. Swap start and limit, or change delta's sign."
+        )
+    if np.dtype(kind).kind == "f":  # TF computes each entry as start + i * delta in the dtype (no accumulated error)
+        count = int(np.ceil(abs((limit - start) / delta)))
+        return Tensor(np.asarray(start, kind) + np.arange(count).astype(kind) * np.asarray(delta, kind))
     return Tensor(np.arange(start, limit, delta, dtype=kind))
 
 
@@ -451,9 +543,177 @@ def _shape(shape):
     return tuple(int(n) for n in np.atleast_1d(shape.numpy() if isinstance(shape, Tensor) else shape))
 
 
-# VJP rules call these when the backward pass itself must be recorded (higher-order gradients).
-BACKEND = SimpleNamespace(
-    reshape=reshape, reduce_sum=reduce_sum, broadcast_to=broadcast_to, transpose=transpose, cast=cast,
-    sign=sign, floor=floor, where=where, exp=exp, log=log, softmax=softmax, one_hot=one_hot,
-    getitem=getitem, scatter=_scatter, zeros_like=zeros_like, ones_like=ones_like,
-)
+def _primitive(op):
+    def call(*inputs, **params):
+        return run(op, inputs, **params)
+
+    call.__name__ = op.name
+    return call
+
+
+# VJP rules call these when the backward pass itself must be recorded (higher-order gradients): every primitive
+# of the table, run on tensors so the outer tape records it, plus two helpers
+BACKEND = SimpleNamespace(**{name: _primitive(op) for name, op in OPS.items()},
+                          zeros_like=zeros_like, ones_like=ones_like)
+
+
+# --- picking, joining, shapes (the rest of TF's array ops a course meets) -----------------------
+newaxis = None  # x[tl.newaxis] adds an axis of size 1, as x[None] does
+
+
+def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
+    """The slices of ``params`` at ``indices`` along ``axis`` (default 0): ``gather([a, b, c], [2, 0])`` is ``[c, a]``.
+
+    The result has shape ``params.shape[:axis] + indices.shape + params.shape[axis + 1:]``. Every index
+    must be in ``0..n-1`` (no wrapping from the end, as in TF). The gradient adds ``g`` back at each
+    picked index (twice for an index picked twice).
+    """
+    params, indices = convert_to_tensor(params), convert_to_tensor(indices)
+    if batch_dims:
+        raise NotImplementedError("gather: batch_dims is not supported; loop over the batch, or use tl.einsum "
+                                  "with a one-hot matrix.")
+    if not indices.dtype.is_integer:
+        raise InvalidArgumentError(f"gather: indices must be integers, got {indices.dtype.name}; use "
+                                   "tl.cast(indices, tl.int32).")
+    if params.ndim == 0:
+        raise InvalidArgumentError("gather: params is a 0-d tensor (shape (), one number): there is nothing to pick "
+                                   "from.")
+    axis = _axes(params, 0 if axis is None else axis, "gather")[0]
+    return run(OPS["gather"], (params, indices), axis=axis)
+
+
+def einsum(equation, *inputs, **kwargs):
+    """Einstein summation: ``tl.einsum('ij,jk->ik', a, b)`` is ``a @ b``; letters in no output are summed."""
+    inputs = [convert_to_tensor(x) for x in inputs]
+    try:
+        return run(OPS["einsum"], tuple(inputs), equation=str(equation))
+    except InvalidArgumentError as e:
+        shapes = ", ".join(str(tuple(x.shape)) for x in inputs)
+        raise InvalidArgumentError(
+            f"einsum: '{equation}' does not fit the inputs' shapes {shapes}: each input needs one letter per axis, "
+            f"and a letter must have the same size wherever it appears. ({str(e).split(': ', 2)[-1]})"
+        ) from None
+
+
+def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
+    """Add ``paddings[i] = [before, after]`` entries around axis ``i``: zeros (or ``constant_values``), or with
+    ``mode="REFLECT"`` / ``"SYMMETRIC"`` mirrored copies of the edge."""
+    x = convert_to_tensor(tensor)
+    paddings = tuple(tuple(int(n) for n in p) for p in to_numpy(paddings).reshape(-1, 2).tolist())
+    if len(paddings) != x.ndim or any(n < 0 for p in paddings for n in p):
+        raise InvalidArgumentError(f"pad: paddings must be one non-negative [before, after] pair per axis of shape "
+                                   f"{tuple(x.shape)}, got {[list(p) for p in paddings]}.")
+    mode = str(mode).lower()
+    if mode not in ("constant", "reflect", "symmetric"):
+        raise ValueError(f"pad: mode must be 'CONSTANT', 'REFLECT' or 'SYMMETRIC', got {mode.upper()!r}")
+    value = convert_to_tensor(constant_values, dtype=x.dtype)._value.item() if mode == "constant" else 0
+    return run(OPS["pad"], (x,), paddings=paddings, mode=mode, constant_values=value)
+
+
+def squeeze(input, axis=None, name=None):
+    """Remove axes of size 1 (all of them, or those in ``axis``)."""
+    x = convert_to_tensor(input)
+    axes = _axes(x, axis, "squeeze") if axis is not None else tuple(i for i, n in enumerate(x.shape) if n == 1)
+    if any(x.shape[a] != 1 for a in axes):
+        raise InvalidArgumentError(f"squeeze: can only remove axes of size 1, but shape {tuple(x.shape)} has "
+                                   f"{[x.shape[a] for a in axes]} at axes {list(axes)}.")
+    return reshape(x, [n for i, n in enumerate(x.shape) if i not in axes])
+
+
+def shape(input, out_type=dtypes.int32, name=None):
+    """The shape as an int32 tensor: ``tl.shape(tl.zeros((2, 3)))`` is [2 3] (``x.shape`` gives a TensorShape)."""
+    return Tensor(np.asarray(convert_to_tensor(input)._value.shape, dtypes.as_dtype(out_type).as_numpy_dtype))
+
+
+def size(input, out_type=dtypes.int32, name=None):
+    """The number of elements, as an int32 tensor."""
+    return Tensor(np.asarray(convert_to_tensor(input)._value.size, dtypes.as_dtype(out_type).as_numpy_dtype))
+
+
+def rank(input, name=None):
+    """The number of axes, as an int32 tensor."""
+    return Tensor(np.asarray(convert_to_tensor(input)._value.ndim, np.int32))
+
+
+def linspace(start, stop, num, name=None, axis=0):
+    """``num`` evenly spaced values from ``start`` to ``stop``, both included (float64 for integer ends).
+
+    As in TF it is made of ops (start + i * step, joined with the ends), so a gradient can reach
+    ``start`` and ``stop``.
+    """
+    start = convert_to_tensor(start)
+    if not start.dtype.is_floating:
+        start = cast(start, dtypes.float64)
+    stop = convert_to_tensor(stop, dtype=start.dtype) if not isinstance(stop, Tensor) else cast(stop, start.dtype)
+    num = int(to_numpy(num))
+    if num < 0:
+        raise InvalidArgumentError(f"linspace: num must be >= 0, got {num}.")
+    if axis not in (0, -1) or start.ndim:
+        raise NotImplementedError("linspace: only scalar start and stop are supported (axis 0)")
+    if num <= 1:
+        return reshape(start, (1,))[:num]
+    step = (stop - start) / Tensor(np.asarray(num - 1, start._value.dtype))
+    middle = start + Tensor(np.arange(1, num - 1).astype(start._value.dtype)) * step
+    return concat([reshape(start, (1,)), middle, reshape(stop, (1,))], 0)
+
+
+def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name=None):
+    """The identity matrix (``num_rows`` x ``num_columns``, square by default), optionally a batch of them."""
+    matrix = np.eye(int(num_rows), int(num_rows if num_columns is None else num_columns),
+                    dtype=dtypes.as_dtype(dtype).as_numpy_dtype)
+    if batch_shape is not None:
+        matrix = np.broadcast_to(matrix, _shape(batch_shape) + matrix.shape).copy()
+    return Tensor(matrix)
+
+
+def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    """``t`` with values below ``clip_value_min`` raised to it and above ``clip_value_max`` lowered to it.
+
+    TF's composition: ``maximum(minimum(t, max), min)``; the gradient flows where t is inside the range.
+    """
+    t = convert_to_tensor(t)
+    low = convert_to_tensor(clip_value_min, dtype=t.dtype) if not isinstance(clip_value_min, Tensor) else clip_value_min
+    high = convert_to_tensor(clip_value_max, dtype=t.dtype) if not isinstance(clip_value_max, Tensor) else clip_value_max
+    out = maximum(minimum(t, high), low)
+    if tuple(out.shape) != tuple(t.shape):
+        raise InvalidArgumentError(f"clip_by_value: the clip values (shapes {tuple(low.shape)}, {tuple(high.shape)}) "
+                                   f"would change t's shape {tuple(t.shape)}; give scalars or t's shape.")
+    return out
+
+
+def clip_by_norm(t, clip_norm, axes=None, name=None):
+    """``t`` scaled down so its L2 norm (over ``axes``) is at most ``clip_norm``; unchanged if it already is.
+
+    TF's composition: ``t * clip_norm / maximum(norm, clip_norm)``, with a zero norm handled safely.
+    """
+    t = convert_to_tensor(t)
+    clip_norm = convert_to_tensor(clip_norm, dtype=t.dtype) if not isinstance(clip_norm, Tensor) else clip_norm
+    l2sum = reduce_sum(t * t, axes, keepdims=True)
+    positive = l2sum > 0
+    l2norm = where(positive, sqrt(where(positive, l2sum, ones_like(l2sum))), l2sum)  # sqrt(0)'s gradient is inf
+    return identity(t * clip_norm / maximum(l2norm, clip_norm))
+
+
+def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None):  # noqa: A001
+    """Print text and tensors' values, like ``tf.print``; inside ``tl.function`` it prints on every call.
+
+    Python's ``print`` runs only while a function is traced; this is an op of the graph. Tensors print
+    as TF prints them (the first and last ``summarize`` entries of each axis; ``None`` or -1: all).
+    TF prints to stderr by default; tapelab prints to stdout, where a notebook shows it plainly.
+    """
+    from tapelab import nest
+    from tapelab.primitives import PrintSlot
+
+    tensors = []
+
+    def slot(x):
+        if isinstance(x, Tensor):
+            tensors.append(x)
+            return PrintSlot(len(tensors) - 1)
+        return x
+
+    layout = tuple(slot(x) if isinstance(x, Tensor) else nest.pack_like(x, [slot(v) for v in nest.flatten(x)])
+                   for x in inputs)
+    stream = output_stream if output_stream not in (None,) and hasattr(output_stream, "write") else None
+    run(OPS["print"], tuple(tensors), layout=layout, sep=sep, end=end, stream=stream,
+        summarize=-1 if summarize is None else int(summarize))

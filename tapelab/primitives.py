@@ -16,6 +16,7 @@ and PyTorch's ``save_for_backward`` do: work the forward pass already did is not
 
 import functools
 import math
+import sys
 from types import SimpleNamespace
 
 import numpy as np
@@ -68,9 +69,15 @@ class _EachFormula:
 
 
 OPS = {}
+# numpy warns where TF computes quietly (log(0) is -inf, 0/0 is NaN, exp(100.) overflows to inf)
+_QUIET = np.errstate(divide="ignore", invalid="ignore", over="ignore")
 
 
-def defop(name, forward, vjps=None, formulas=(), **flags):
+def defop(name, forward, vjps=None, formulas=(), quiet=False, **flags):
+    """Add an op to the table. ``quiet``: its numpy forward may warn on inf, NaN or 0 (silenced, as in TF);
+    ops of floats (``float_only``) are quiet anyway."""
+    if quiet or flags.get("float_only"):
+        forward = _QUIET(forward)
     OPS[name] = Op(name, forward, vjps, formulas, **flags)
 
 
@@ -209,11 +216,23 @@ def _n_reduced(shape, axis):
     return max(math.prod(shape) if axis is None else math.prod([shape[a] for a in axis]), 1)
 
 
+def _sum_dtype(x):
+    # float16 adds up in float32 (its largest value is 65504; TF 2.21 sums in float16 and gets a mean of 0.0 past
+    # 65504 elements: a deliberate difference); everything else in its own dtype
+    return np.float32 if x.dtype == np.float16 else x.dtype
+
+
+def _reduce_sum(x, axis=None, keepdims=False):
+    out = np.add.reduce(x, axis=axis, keepdims=keepdims, dtype=_sum_dtype(x))
+    return out if out.dtype == x.dtype else out.astype(x.dtype)
+
+
 def _reduce_mean(x, axis=None, keepdims=False):
     kind = x.dtype.kind
-    total = np.add.reduce(x, axis=axis, keepdims=keepdims, dtype=np.float64 if kind in "iub" else x.dtype)
+    total = np.add.reduce(x, axis=axis, keepdims=keepdims, dtype=np.float64 if kind in "iub" else _sum_dtype(x))
     if kind == "f":  # sum / count, in the float dtype itself; the mean of nothing is nan (TF)
-        return total / _n_reduced(x.shape, axis) if x.size else total * np.nan
+        mean = total / _n_reduced(x.shape, axis) if x.size else total * np.nan
+        return mean if mean.dtype == x.dtype else mean.astype(x.dtype)
     mean = total / _n_reduced(x.shape, axis)
     return np.trunc(mean).astype(x.dtype) if kind in "iu" else mean.astype(x.dtype, copy=False)  # TF: ints stay ints
 
@@ -240,6 +259,277 @@ def _concat_vjp(i, B, g, out, *xs, axis):
     return B.getitem(g, key=tuple(index))
 
 
+def _no_grad_at(i):
+    """``_no_grad`` for input ``i`` of a multi-input op."""
+    return lambda B, g, out, *xs, **_: B.zeros_like(xs[i])
+
+
+def _int_division_check(x, y):
+    if x.dtype.kind in "iu" and not np.all(y):
+        raise ValueError("Integer division by zero. An integer has no value for x // 0 or x % 0; check the divisor "
+                         "(tl.where(y == 0, ...)) or divide floats, which give inf or nan.")
+
+
+def _floordiv(x, y):
+    _int_division_check(x, y)
+    if x.dtype.kind == "f":  # TF's floor(x / y): 1.0 // -inf is -0.0 and inf // 2.0 is inf (numpy: -1 and nan)
+        return np.floor(np.true_divide(x, y))
+    return np.floor_divide(x, y)
+
+
+def _floormod(x, y):
+    _int_division_check(x, y)
+    return np.mod(x, y)
+
+
+def _cumulative(ufunc, x, axis, exclusive, reverse):
+    # cumsum / cumprod along `axis`; exclusive: each entry leaves itself out (shift in the identity);
+    # reverse: accumulate from the end
+    if reverse:
+        x = np.flip(x, axis)
+    out = ufunc.accumulate(x, axis=axis, dtype=x.dtype)
+    if exclusive and x.shape[axis]:
+        start = np.full_like(np.take(out, [0], axis=axis), ufunc.identity)
+        out = np.concatenate([start, np.take(out, np.arange(x.shape[axis] - 1), axis=axis)], axis=axis)
+    return np.flip(out, axis) if reverse else np.ascontiguousarray(out)
+
+
+def _erf(x):
+    # numpy has no erf; math.erf is exact to double precision (one Python call per element: fine for a course)
+    return np.asarray(_ERF(x.astype(np.float64)), dtype=x.dtype) if x.size else x.copy()
+
+
+_ERF = np.frompyfunc(math.erf, 1, 1)
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+_GELU_C = 0.7978845608028654  # sqrt(2 / pi), in the tanh approximation
+
+
+def _gelu(x, approximate=False):
+    if approximate:  # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+        return 0.5 * x * (1 + np.tanh(_GELU_C * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1 + _erf(x / np.asarray(math.sqrt(2), x.dtype)))  # x * Phi(x), Phi the normal CDF
+
+
+def _gelu_vjp(B, g, out, x, approximate):
+    if approximate:  # d/dx of the tanh form
+        t = B.tanh(_GELU_C * (x + 0.044715 * x * x * x))
+        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _GELU_C * (1 + 3 * 0.044715 * x * x))
+    return g * (0.5 * (1 + B.erf(x / math.sqrt(2))) + x * B.exp(-0.5 * x * x) / math.sqrt(2 * math.pi))
+
+
+def _relu_grad(u, x, alpha=0.0, cap=None):
+    # u * (the slope of relu / leaky_relu / relu6 at x): 1 above 0 (below `cap`), `alpha` below, 0 past the cap.
+    # A NaN x takes the slope below 0, as TF's kernels do
+    if alpha == 0 and cap is None:
+        return u * (x > 0)
+    slope = np.where(x > 0, u, alpha * u)
+    return slope if cap is None else np.where(x < cap, slope, 0).astype(u.dtype)
+
+
+def _min(x, axis, keepdims=True):
+    initial = {} if x.size else {"initial": np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).max}
+    return np.minimum.reduce(x, axis=axis, keepdims=keepdims, **initial)
+
+
+def _extreme_vjp(B, g, out, x, axis):
+    # the gradient goes to the element(s) that were the maximum (or minimum), split evenly among ties
+    hit = _mask(B, x == _to_full(B, out, x, axis), x)
+    count = _to_full(B, B.reduce_sum(hit, axis=axis, keepdims=False), x, axis)
+    return _to_full(B, g, x, axis) * hit / count
+
+
+def _reduce_logsumexp(x, axis=None, keepdims=False):
+    # TF's form: the max taken out first (0 if it is not finite), log(sum(exp(x - max))) + max
+    top = _max(x, axis)
+    top = np.where(np.isfinite(top), top, 0).astype(x.dtype)
+    out = np.log(np.add.reduce(np.exp(x - top), axis=axis, keepdims=True)) + top
+    return out if keepdims else (out.reshape(()) if axis is None else np.squeeze(out, axis=axis))
+
+
+def _prod_vjp(B, g, out, x, axis, keepdims):
+    # d prod / d x_i = the product of all the others: exclusive products from the left times those from the
+    # right (no division, so zeros are fine), over the reduced axes moved to the front and flattened
+    rank = len(x.shape)
+    axes = tuple(range(rank)) if axis is None else axis
+    kept = tuple(a for a in range(rank) if a not in axes)
+    perm = axes + kept
+    moved = x if perm == tuple(range(rank)) else B.transpose(x, perm=perm)
+    flat = B.reshape(moved, shape=(math.prod(x.shape[a] for a in axes), math.prod(x.shape[a] for a in kept)))
+    others = (B.cumprod(flat, axis=0, exclusive=True, reverse=False)
+              * B.cumprod(flat, axis=0, exclusive=True, reverse=True))
+    others = B.reshape(others, shape=tuple(moved.shape))
+    if perm != tuple(range(rank)):
+        others = B.transpose(others, perm=tuple(np.argsort(perm)))
+    return _to_full(B, g, x, axis) * others
+
+
+def _gather(params, indices, axis=0):
+    n = params.shape[axis]
+    bad = (indices < 0) | (indices >= n)
+    if bad.any():
+        where = np.argwhere(bad)[0]
+        raise ValueError(f"indices[{', '.join(map(str, where))}] = {indices[tuple(where)]} is not in [0, {n}): "
+                         f"each index picks a slice along axis {axis}, which has {n}")
+    return np.take(params, indices, axis=axis)
+
+
+def _segment_sum(data, ids, num_segments, axis=0):
+    # the sum of the slices of `data` that `ids` sends to each of `num_segments` places (gather's transpose)
+    shape = data.shape[:axis] + (num_segments,) + data.shape[axis + ids.ndim:]
+    out = np.zeros(shape, data.dtype)
+    np.add.at(out, (slice(None),) * axis + (ids,), data)  # += so repeated ids accumulate
+    return out
+
+
+def _einsum_subscripts(equation, shapes):
+    """``(inputs, output)``: each operand's subscripts and the output's, explicit, ``...`` spelled as letters."""
+    equation = equation.replace(" ", "")
+    lhs, arrow, rhs = equation.partition("->")
+    inputs = lhs.split(",")
+    if not arrow:  # numpy's implicit output: the ellipsis, then the letters used once, in order
+        letters = "".join(inputs).replace(".", "")
+        rhs = ("..." if "..." in lhs else "") + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in equation]
+    widest = max((len(shape) - len(s.replace("...", "")) for s, shape in zip(inputs, shapes) if "..." in s),
+                 default=0)
+    dots = "".join(free[:widest])
+
+    def spell(s, rank):
+        return s.replace("...", dots[widest - (rank - len(s.replace("...", ""))):] if rank is not None else dots)
+
+    return [spell(s, len(shape)) for s, shape in zip(inputs, shapes)], spell(rhs, None)
+
+
+def _einsum(*xs, equation):
+    return np.einsum(equation, *xs)
+
+
+def _einsum_vjp(i, B, g, out, *xs, equation):
+    # d x_i = einsum of g with the other operands, into x_i's subscripts; letters only x_i has are broadcast back
+    inputs, output = _einsum_subscripts(equation, [x.shape for x in xs])
+    mine = inputs[i]
+    if len(set(mine)) != len(mine):
+        raise LookupError(f"einsum: no gradient for operand {i} of '{equation}': it repeats a subscript (a diagonal). "
+                          "Take the diagonal with tl.linalg.diag_part first.")
+    others = [s for j, s in enumerate(inputs) if j != i]
+    reach = set(output).union(*others)
+    kept = "".join(c for c in mine if c in reach)
+    grad = B.einsum(g, *(x for j, x in enumerate(xs) if j != i), equation=f"{','.join([output] + others)}->{kept}")
+    if kept != mine:  # put back the letters summed away inside x_i alone: size 1, then broadcast
+        grad = B.reshape(grad, shape=tuple(grad.shape[kept.index(c)] if c in kept else 1 for c in mine))
+    shape = tuple(xs[i].shape)
+    full = tuple(max(n, m) for n, m in zip(shape, grad.shape))  # (an ellipsis may have broadcast a 1 in x_i)
+    return unbroadcast(B, B.broadcast_to(grad, shape=full), shape)
+
+
+def _pad_key(paddings, shape):
+    return tuple(slice(lo, lo + n) for (lo, _), n in zip(paddings, shape))
+
+
+def _pad(x, paddings, mode="constant", constant_values=0):
+    if not paddings:  # a 0-d tensor: nothing to pad
+        return x.copy()
+    if mode == "constant":
+        return np.pad(x, paddings, mode="constant", constant_values=constant_values)
+    return np.pad(x, paddings, mode=mode)
+
+
+def _pad_vjp(B, g, out, x, paddings, mode, constant_values):
+    if mode == "constant":  # the middle of g: what x filled
+        return B.getitem(g, key=_pad_key(paddings, x.shape))
+    # reflect / symmetric: every padded entry is a copy of one of x's: add each back where it came from
+    where = np.ix_(*[np.pad(np.arange(n), pad, mode=mode) for pad, n in zip(paddings, x.shape)])
+    return B.scatter(g, key=where, shape=tuple(x.shape))
+
+
+def _inv(x):
+    try:
+        return np.linalg.inv(x)
+    except np.linalg.LinAlgError:
+        raise ValueError("Input is not invertible: the matrix is singular (its determinant is 0), so no matrix "
+                         "undoes it. Check for repeated or all-zero rows; tl.linalg.det(x) shows it.") from None
+
+
+def _solve(a, b, adjoint=False):
+    try:
+        return np.linalg.solve(np.swapaxes(a, -1, -2) if adjoint else a, b)
+    except np.linalg.LinAlgError:
+        raise ValueError("Input matrix is not invertible: the system has no single solution (the matrix is "
+                         "singular, its determinant is 0).") from None
+
+
+def _diag(v):
+    n = v.shape[-1]
+    out = np.zeros(v.shape + (n,), v.dtype)
+    out[..., np.arange(n), np.arange(n)] = v
+    return out
+
+
+def _diag_part_vjp(B, g, out, x):
+    d = B.diag(g)  # a square matrix the size of the diagonal; a rectangular x is padded with zeros
+    rows, cols = x.shape[-2], x.shape[-1]
+    if rows == cols:
+        return d
+    k = min(rows, cols)
+    return B.pad(d, paddings=((0, 0),) * (len(x.shape) - 2) + ((0, rows - k), (0, cols - k)), mode="constant",
+                 constant_values=0)
+
+
+def _sort_indices(x, axis=-1, descending=False):
+    # a stable order: ties keep their order (TF's top_k and sort: the lower index first)
+    if not descending:
+        return np.argsort(x, axis=axis, kind="stable")
+    n = x.shape[axis]
+    return n - 1 - np.flip(np.argsort(np.flip(x, axis), axis=axis, kind="stable"), axis)
+
+
+def _print(*xs, layout, sep, end, stream, summarize):
+    # tf.print: text as it is; tensors as TF prints them (float32 to 9 digits, True as 1), the first and last
+    # `summarize` entries of each axis of a big one; Python structures with the tensors inside them printed so
+    pieces = [_print_text(piece, xs, summarize) for piece in layout]
+    print(*pieces, sep=sep, end=end, file=sys.stdout if stream is None else stream)
+    return np.zeros((0,), np.bool_)
+
+
+class PrintSlot:
+    """Where tensor ``index`` of a ``print`` op's inputs goes in the structure it prints."""
+
+    def __init__(self, index):
+        self.index = index
+
+
+def _print_text(piece, xs, summarize):
+    if isinstance(piece, str):
+        return piece
+    if isinstance(piece, PrintSlot):
+        return _tensor_text(xs[piece.index], summarize)
+    if isinstance(piece, (list, tuple)):
+        inner = ", ".join(_print_text(p, xs, summarize) for p in piece)
+        return f"[{inner}]" if isinstance(piece, list) else f"({inner}{',' if len(piece) == 1 else ''})"
+    if isinstance(piece, dict):
+        return "{" + ", ".join(f"{k!r}: {_print_text(v, xs, summarize)}" for k, v in piece.items()) + "}"
+    return repr(piece)
+
+
+_DIGITS = {"float16": 4, "float32": 9, "float64": 17}
+
+
+def _tensor_text(x, summarize):
+    kind = x.dtype.kind
+    if kind == "f":
+        digits = _DIGITS[x.dtype.name]
+        formatter = {"float_kind": lambda v: f"{v:.{digits}g}"}
+    elif kind == "b":
+        formatter = {"bool": lambda v: "1" if v else "0"}
+    else:
+        formatter = {"int": str}
+    if x.ndim == 0:
+        return next(iter(formatter.values()))(x.item())
+    edges = x.size if summarize is None or summarize < 0 else summarize
+    return np.array2string(x, separator=" ", formatter=formatter, max_line_width=10**9,
+                           threshold=2 * edges, edgeitems=max(edges, 1))
+
+
 def _where_vjps():
     def dx(B, g, out, cond, x, y):
         return unbroadcast(B, B.where(cond, g, B.zeros_like(g)), x.shape)
@@ -260,9 +550,7 @@ defop("log", np.log, (lambda B, g, out, x: g / x,), ("dx = g / x",), float_only=
 defop("abs", np.abs, (lambda B, g, out, x: g * B.sign(x),), ("dx = g * sign(x)",))
 defop("tanh", np.tanh, (lambda B, g, out, x: g * (1 - out * out),), ("dx = g * (1 - tanh(x)^2)",), float_only=True)
 defop("sigmoid", _sigmoid, (lambda B, g, out, x: g * out * (1 - out),), ("dx = g * out * (1 - out)",), float_only=True)
-defop("relu", lambda x: np.maximum(x, 0), (lambda B, g, out, x: g * _mask(B, x > 0, g),), ("dx = g * [x > 0]",))
 defop("sign", np.sign, (_no_grad,), ("dx = 0",))
-defop("floor", np.floor, (_no_grad,), ("dx = 0",), float_only=True)
 defop("identity", lambda x: x, (lambda B, g, out, x: g,), ("dx = g",))
 defop("cast", lambda x, dtype: x.astype(dtypes.as_dtype(dtype).as_numpy_dtype),
       (lambda B, g, out, x, dtype: B.cast(g, dtype=x.dtype),), ("dx = cast(g, x.dtype)",))
@@ -283,23 +571,24 @@ defop("multiply", np.multiply,
 defop("divide", lambda x, y: np.true_divide(x, y, dtype=_truediv_dtype(x)),
       (lambda B, g, out, x, y: unbroadcast(B, g / y, x.shape),
        lambda B, g, out, x, y: unbroadcast(B, -g * out / y, y.shape)),
-      ("dx = g / y", "dy = -g * x / y^2"), same_dtype=True, broadcasts=True)
+      ("dx = g / y", "dy = -g * x / y^2"), same_dtype=True, broadcasts=True, quiet=True)
 defop("pow", np.power,
       (lambda B, g, out, x, y: unbroadcast(B, g * y * x ** (y - 1), x.shape),
        lambda B, g, out, x, y: unbroadcast(B, g * out * B.log(B.where(x > 0, x, B.ones_like(x))), y.shape)),
-      ("dx = g * y * x^(y-1)", "dy = g * x^y * log(x)   (0 where x <= 0)"), same_dtype=True, broadcasts=True)
+      ("dx = g * y * x^(y-1)", "dy = g * x^y * log(x)   (0 where x <= 0)"), same_dtype=True, broadcasts=True, quiet=True)
+# maximum/minimum: x gets g where it wins or ties, y everywhere else (also where a NaN makes the test false), as TF
 defop("maximum", np.maximum,
       (lambda B, g, out, x, y: unbroadcast(B, g * _mask(B, x >= y, g), x.shape),
-       lambda B, g, out, x, y: unbroadcast(B, g * _mask(B, x < y, g), y.shape)),
-      ("dx = g * [x >= y]", "dy = g * [x < y]"), same_dtype=True, broadcasts=True)
+       lambda B, g, out, x, y: unbroadcast(B, g * _mask(B, ~(x >= y), g), y.shape)),
+      ("dx = g * [x >= y]", "dy = g * [not x >= y]"), same_dtype=True, broadcasts=True)
 defop("minimum", np.minimum,
       (lambda B, g, out, x, y: unbroadcast(B, g * _mask(B, x <= y, g), x.shape),
-       lambda B, g, out, x, y: unbroadcast(B, g * _mask(B, x > y, g), y.shape)),
-      ("dx = g * [x <= y]", "dy = g * [x > y]"), same_dtype=True, broadcasts=True)
-defop("floormod", np.mod,
+       lambda B, g, out, x, y: unbroadcast(B, g * _mask(B, ~(x <= y), g), y.shape)),
+      ("dx = g * [x <= y]", "dy = g * [not x <= y]"), same_dtype=True, broadcasts=True)
+defop("floormod", _floormod,
       (lambda B, g, out, x, y: unbroadcast(B, g, x.shape),
-       lambda B, g, out, x, y: unbroadcast(B, -g * B.floor(x / y), y.shape)),
-      ("dx = g", "dy = -g * floor(x / y)"), same_dtype=True, broadcasts=True)
+       lambda B, g, out, x, y: unbroadcast(B, -g * B.floordiv(x, y), y.shape)),
+      ("dx = g", "dy = -g * floor(x / y)"), same_dtype=True, broadcasts=True, quiet=True)
 defop("where", lambda cond, x, y: np.where(cond, x, y), _where_vjps(),
       ("dcond = None (a bool mask has no gradient)", "dx = g where cond else 0", "dy = g where not cond else 0"),
       broadcasts=True)
@@ -322,21 +611,14 @@ defop("getitem", lambda x, key: x[key],
 defop("scatter", _scatter, (lambda B, g, out, x, key, shape: B.getitem(g, key=key),), ("dx = g[key]",))
 
 # reductions
-defop("reduce_sum", lambda x, axis=None, keepdims=False: np.add.reduce(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
+defop("reduce_sum", _reduce_sum,
       (lambda B, g, out, x, axis, keepdims: _to_full(B, g, x, axis),), ("dx = broadcast(g)",))
 defop("reduce_mean", _reduce_mean,
       (lambda B, g, out, x, axis, keepdims: _to_full(B, g / _n_reduced(x.shape, axis), x, axis),),
       ("dx = broadcast(g) / n",))
 defop("reduce_max", lambda x, axis=None, keepdims=False: _max(x, axis, keepdims),
-      (lambda B, g, out, x, axis, keepdims: _max_vjp(B, g, out, x, axis),),
+      (lambda B, g, out, x, axis, keepdims: _extreme_vjp(B, g, out, x, axis),),
       ("dx = g shared among the maxima",))
-
-
-def _max_vjp(B, g, out, x, axis):
-    # the gradient goes to the element(s) that were the maximum, split evenly among ties
-    hit = _mask(B, x == _to_full(B, out, x, axis), x)
-    count = _to_full(B, B.reduce_sum(hit, axis=axis, keepdims=False), x, axis)
-    return _to_full(B, g, x, axis) * hit / count
 
 
 # neural-network ops (numerically stable forms)
@@ -351,17 +633,138 @@ defop("sparse_softmax_cross_entropy_with_logits", _sparse_xent,
       ("dlabels = None (class ids have no gradient)", "dlogits = g * (softmax(logits) - one_hot(labels))"),
       saves=True)
 
+
+# --- the rest of tf.math and tf.nn ---------------------------------------------------------
+# elementwise, one input (float tensors); the rule's formula is in the input's own terms
+for _name, _fn, _rule, _formula in [
+    ("sin", np.sin, lambda B, g, out, x: g * B.cos(x), "dx = g * cos(x)"),
+    ("cos", np.cos, lambda B, g, out, x: -g * B.sin(x), "dx = -g * sin(x)"),
+    ("tan", np.tan, lambda B, g, out, x: g / B.square(B.cos(x)), "dx = g / cos(x)^2"),
+    ("asin", np.arcsin, lambda B, g, out, x: g / B.sqrt(1 - x * x), "dx = g / sqrt(1 - x^2)"),
+    ("acos", np.arccos, lambda B, g, out, x: -g / B.sqrt(1 - x * x), "dx = -g / sqrt(1 - x^2)"),
+    ("atan", np.arctan, lambda B, g, out, x: g / (1 + x * x), "dx = g / (1 + x^2)"),
+    ("sinh", np.sinh, lambda B, g, out, x: g * B.cosh(x), "dx = g * cosh(x)"),
+    ("cosh", np.cosh, lambda B, g, out, x: g * B.sinh(x), "dx = g * sinh(x)"),
+    ("asinh", np.arcsinh, lambda B, g, out, x: g / B.cosh(out), "dx = g / sqrt(x^2 + 1)"),
+    ("acosh", np.arccosh, lambda B, g, out, x: g / B.sinh(out), "dx = g / sqrt(x^2 - 1)"),
+    ("atanh", np.arctanh, lambda B, g, out, x: g / (1 - x * x), "dx = g / (1 - x^2)"),
+    ("reciprocal", np.reciprocal, lambda B, g, out, x: -g * out * out, "dx = -g / x^2"),
+    ("rsqrt", lambda x: 1 / np.sqrt(x), lambda B, g, out, x: -0.5 * g * out * out * out, "dx = -g / (2 * x^(3/2))"),
+    ("log1p", np.log1p, lambda B, g, out, x: g / (1 + x), "dx = g / (1 + x)"),
+    ("expm1", np.expm1, lambda B, g, out, x: g * B.exp(x), "dx = g * exp(x)"),
+    ("erf", _erf, lambda B, g, out, x: g * (2 / math.sqrt(math.pi)) * B.exp(-x * x), "dx = g * 2 / sqrt(pi) * exp(-x^2)"),
+    ("softplus", lambda x: np.logaddexp(x, 0).astype(x.dtype),
+     lambda B, g, out, x: g * B.sigmoid(x), "dx = g * sigmoid(x)"),
+    ("log_sigmoid", lambda x: -np.logaddexp(-x, 0).astype(x.dtype),
+     lambda B, g, out, x: g * B.sigmoid(-x), "dx = g * sigmoid(-x)"),
+    ("softsign", lambda x: x / (1 + np.abs(x)), lambda B, g, out, x: g / B.square(1 + B.abs(x)),
+     "dx = g / (1 + |x|)^2"),
+    ("elu", lambda x: np.where(x < 0, np.exp(np.minimum(x, 0)) - 1, x),  # TF: exp(x) - 1 below 0
+     lambda B, g, out, x: B.where(out < 0, g * (out + 1), g), "dx = g * exp(x) where x < 0, else g"),
+    ("selu", lambda x: np.where(x < 0, _SELU_SCALE * _SELU_ALPHA * (np.exp(np.minimum(x, 0)) - 1),
+                                _SELU_SCALE * x).astype(x.dtype),
+     lambda B, g, out, x: B.where(out < 0, g * (out + _SELU_SCALE * _SELU_ALPHA), g * _SELU_SCALE),
+     "dx = g * 1.0507 where x > 0, else g * 1.7581 * exp(x)"),
+]:
+    defop(_name, _fn, (_rule,), (_formula,), float_only=True)
+
+# the relu family: the slope is 1 above 0, alpha (0 for relu) below, 0 past relu6's cap. The rules use relu_grad,
+# as TF's do, so a second derivative is 0 (connected), not None
+defop("relu", lambda x: np.maximum(x, 0), (lambda B, g, out, x: B.relu_grad(g, x),), ("dx = g * [x > 0]",))
+defop("relu6", lambda x: np.minimum(np.maximum(x, 0), 6), (lambda B, g, out, x: B.relu_grad(g, x, cap=6),),
+      ("dx = g * [0 < x < 6]",))
+defop("leaky_relu", lambda x, alpha: np.where(x > 0, x, alpha * x).astype(x.dtype),
+      (lambda B, g, out, x, alpha: B.relu_grad(g, x, alpha=alpha),), ("dx = g where x > 0, else alpha * g",),
+      float_only=True)
+defop("relu_grad", _relu_grad,
+      (lambda B, g, out, u, x, alpha=0.0, cap=None: B.relu_grad(g, x, alpha=alpha, cap=cap), _no_grad_at(1)),
+      ("du = g * slope(x)   (the relu's slope at x)", "dx = 0"), same_dtype=True)
+defop("gelu", _gelu, (_gelu_vjp,), ("dx = g * (Phi(x) + x * phi(x))   (Phi, phi: the normal CDF and density)",),
+      float_only=True)
+defop("silu", lambda x, beta: x / (1 + np.exp(-beta * x)) if beta != 1 else x * _sigmoid(x),
+      (lambda B, g, out, x, beta: (lambda s: g * s * (1 + beta * x * (1 - s)))(B.sigmoid(beta * x)),),
+      ("dx = g * s * (1 + beta * x * (1 - s)),  s = sigmoid(beta * x)",), float_only=True)
+
+# elementwise, two inputs
+defop("squared_difference", lambda x, y: np.square(x - y),
+      (lambda B, g, out, x, y: unbroadcast(B, g * 2 * (x - y), x.shape),
+       lambda B, g, out, x, y: unbroadcast(B, -g * 2 * (x - y), y.shape)),
+      ("dx = g * 2 * (x - y)", "dy = -g * 2 * (x - y)"), same_dtype=True, broadcasts=True, quiet=True)
+defop("atan2", np.arctan2,  # atan2(y, x): the angle of the point (x, y)
+      (lambda B, g, out, y, x: unbroadcast(B, g * x / (x * x + y * y), y.shape),
+       lambda B, g, out, y, x: unbroadcast(B, -g * y / (x * x + y * y), x.shape)),
+      ("dy = g * x / (x^2 + y^2)", "dx = -g * y / (x^2 + y^2)"), same_dtype=True, float_only=True, broadcasts=True)
+
+# reductions and scans
+defop("reduce_min", lambda x, axis=None, keepdims=False: _min(x, axis, keepdims),
+      (lambda B, g, out, x, axis, keepdims: _extreme_vjp(B, g, out, x, axis),),
+      ("dx = g shared among the minima",))
+defop("reduce_prod", lambda x, axis=None, keepdims=False: np.multiply.reduce(x, axis=axis, keepdims=keepdims,
+                                                                              dtype=x.dtype),
+      (_prod_vjp,), ("dx = broadcast(g) * (the product of the other elements)",), quiet=True)
+defop("reduce_logsumexp", _reduce_logsumexp,
+      (lambda B, g, out, x, axis, keepdims: _to_full(B, g, x, axis) * B.exp(x - _to_full(B, out, x, axis)),),
+      ("dx = broadcast(g) * exp(x - out)   (softmax(x))",), float_only=True)
+defop("cumsum", lambda x, axis, exclusive, reverse: _cumulative(np.add, x, axis, exclusive, reverse),
+      (lambda B, g, out, x, axis, exclusive, reverse:
+       B.cumsum(g, axis=axis, exclusive=exclusive, reverse=not reverse),),
+      ("dx = cumsum(g) in the other direction",), quiet=True)
+defop("cumprod", lambda x, axis, exclusive, reverse: _cumulative(np.multiply, x, axis, exclusive, reverse),
+      (lambda B, g, out, x, axis, exclusive, reverse:
+       B.cumsum(out * g, axis=axis, exclusive=exclusive, reverse=not reverse) / x,),
+      ("dx = cumsum(g * out) in the other direction / x",), quiet=True)
+
+# picking, joining and padding
+defop("gather", _gather,
+      (lambda B, g, out, params, indices, axis: B.unsorted_segment_sum(g, indices, num_segments=params.shape[axis],
+                                                                       axis=axis), None),
+      ("dparams = zeros, with g added at the picked indices", "dindices = None (indices have no gradient)"))
+defop("unsorted_segment_sum", _segment_sum,
+      (lambda B, g, out, data, ids, num_segments, axis: B.gather(g, ids, axis=axis), None),
+      ("ddata = g at each slice's segment (gather)", "dids = None (ids have no gradient)"))
+defop("einsum", _einsum, _Each(_einsum_vjp), _EachFormula("dx{i} = einsum(g, the other inputs) into x{i}'s subscripts"),
+      same_dtype=True)
+defop("pad", _pad, (_pad_vjp,), ("dx = g without the padding (mirrored copies added back)",))
+
+# linear algebra (tf.linalg)
+defop("inv", _inv, (lambda B, g, out, x: -(_swap_last(B, out) @ g @ _swap_last(B, out)),),
+      ("dx = -inv(x).T @ g @ inv(x).T",), float_only=True)
+defop("det", np.linalg.det,
+      (lambda B, g, out, x: B.reshape(g * out, shape=tuple(g.shape) + (1, 1)) * _swap_last(B, B.inv(x)),),
+      ("dx = g * det(x) * inv(x).T",), float_only=True)
+defop("solve", _solve,
+      (lambda B, g, out, a, b, adjoint: -(B.solve(a, g, adjoint=not adjoint) @ _swap_last(B, out)) if not adjoint
+       else -(out @ _swap_last(B, B.solve(a, g, adjoint=not adjoint))),
+       lambda B, g, out, a, b, adjoint: B.solve(a, g, adjoint=not adjoint)),
+      ("da = -solve(a.T, g) @ out.T", "db = solve(a.T, g)"), same_dtype=True, float_only=True)
+defop("diag", _diag, (lambda B, g, out, v: B.diag_part(g),), ("dv = diag_part(g)",))
+defop("diag_part", lambda x: np.diagonal(x, axis1=-2, axis2=-1).copy(), (_diag_part_vjp,),
+      ("dx = zeros, with g on the diagonal",))
+
 # not differentiable: no VJP, never recorded; their outputs carry no gradient
 defop("stop_gradient", lambda x: x)
-defop("floordiv", np.floor_divide, same_dtype=True)
+defop("floordiv", _floordiv, same_dtype=True, quiet=True)
 defop("one_hot", _one_hot)
-defop("argmax", lambda x, axis, output_type: np.argmax(x, axis=axis).astype(output_type))
-defop("argmin", lambda x, axis, output_type: np.argmin(x, axis=axis).astype(output_type))
+# argmax / argmin skip NaN (TF compares, and a comparison with NaN is false); numpy would point at the NaN
+defop("argmax", lambda x, axis, output_type: np.argmax(
+    np.where(np.isnan(x), -np.inf, x) if x.dtype.kind == "f" else x, axis=axis).astype(output_type))
+defop("argmin", lambda x, axis, output_type: np.argmin(
+    np.where(np.isnan(x), np.inf, x) if x.dtype.kind == "f" else x, axis=axis).astype(output_type))
+defop("argsort", lambda x, axis, descending: _sort_indices(x, axis, descending).astype(np.int32))
 for _name, _fn in [("equal", np.equal), ("not_equal", np.not_equal), ("less", np.less),
                    ("less_equal", np.less_equal), ("greater", np.greater), ("greater_equal", np.greater_equal),
-                   ("logical_and", np.logical_and), ("logical_or", np.logical_or)]:
+                   ("logical_and", np.logical_and), ("logical_or", np.logical_or),
+                   ("logical_xor", np.logical_xor)]:
     defop(_name, _fn, same_dtype=True)
-defop("logical_not", np.logical_not)
+for _name, _fn in [("logical_not", np.logical_not), ("is_finite", np.isfinite), ("is_nan", np.isnan),
+                   ("is_inf", np.isinf)]:
+    defop(_name, _fn)
+# piecewise constant: TF defines no gradient for them (None), unlike sign's zeros
+for _name, _fn in [("floor", np.floor), ("ceil", np.ceil), ("round", np.round)]:  # round: half to even, as TF
+    defop(_name, _fn)
+defop("reduce_any", lambda x, axis=None, keepdims=False: np.logical_or.reduce(x, axis=axis, keepdims=keepdims))
+defop("reduce_all", lambda x, axis=None, keepdims=False: np.logical_and.reduce(x, axis=axis, keepdims=keepdims))
+defop("print", _print)  # tf.print: an op, so a traced function prints on every call
 
 
 # The numpy backend of the VJP rules: each op's own forward, plus two helpers.

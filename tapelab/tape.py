@@ -167,6 +167,7 @@ class GradientTape:
         self.entries = []
         self._tracked = {}  # id -> tensor: watched tensors and outputs of recorded ops
         self._watched = {}  # id -> tensor: what watch() (or reading a Variable) added, in order
+        self._watched_at = {}  # id -> entry index: a watch() that came after the tensor was used counts from there
         self._stopped = {}  # id -> tensor: computed from tracked tensors inside stop_recording()
         self._stopped_from = {}  # id -> ids of the tracked or stopped tensors it was computed from
         self._paused = False  # True inside stop_recording()
@@ -236,7 +237,12 @@ class GradientTape:
                           f"gradient will be None. Use a float, e.g. tl.constant(3.0) or tl.cast(x, tl.float32)."),
                     stacklevel=2,
                 )
+                if isinstance(t, Variable):
+                    self._watched[id(t)] = t  # (TF lists it among the watched variables all the same)
                 continue
+            if id(t) not in self._tracked and self.entries:
+                # the tape records what it watched when each op ran: ops that already used t do not count
+                self._watched_at[id(t)] = len(self.entries)
             self._tracked[id(t)] = self._watched[id(t)] = t
 
     @property
@@ -280,6 +286,7 @@ class GradientTape:
         """Forget everything recorded and watched, as if this were a new tape (recording goes on)."""
         self.entries = []
         self._watched.clear()
+        self._watched_at.clear()
         if self._forgotten is None:
             self._forgotten = weakref.WeakValueDictionary()
         self._forgotten.update(self._tracked)
@@ -356,7 +363,10 @@ class GradientTape:
         for k in range(int(np.prod(shape, dtype=np.int64))):
             seed = np.zeros(int(np.prod(shape, dtype=np.int64)), target._value.dtype)
             seed[k] = 1
-            grads = self._backprop({id(target): (target, seed.reshape(shape))}, flat_sources)
+            # (a target the tape never tracked starts nothing: TF's jacobian(v, v) of an unread v is None,
+            # although its gradient(v, v) is ones)
+            grads = self._backprop({id(target): (target, seed.reshape(shape))}, flat_sources) \
+                if id(target) in self._tracked else {}
             rows.append([self._result(s, grads, unconnected) for s in flat_sources])
         self._release()
         result = []
@@ -370,6 +380,42 @@ class GradientTape:
             else:  # a target with no elements
                 result.append(Tensor(np.zeros(shape + tuple(s.shape), s._value.dtype)))
         return nest.pack_like(sources, result)
+
+    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
+                       parallel_iterations=None, experimental_use_pfor=True):
+        """The Jacobian of each example of a batch on its own: ``result[b]`` is d target[b] / d source[b].
+
+        Both have the batch first; the result has shape ``(batch,) + target.shape[1:] + source.shape[1:]``.
+        It assumes example b of the target depends only on example b of the source (as in a layer), so one
+        backward pass per element of an example gives every example's row at once.
+        """
+        unconnected = _unconnected(unconnected_gradients)
+        self._check_usable("batch_jacobian")
+        (source,) = self._flat_sources([source], "batch_jacobian")
+        target = _as_target(target, "batch_jacobian")
+        if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
+            raise ValueError(
+                f"batch_jacobian(): need the first dimension of target shape {tuple(target.shape)} and source shape "
+                f"{tuple(source.shape)} to match: both hold the batch first. For a whole Jacobian use jacobian()."
+            )
+        self._warn_unseen([target], [source], "batch_jacobian")
+        batch, per_example = target.shape[0], int(np.prod(target.shape[1:], dtype=np.int64))
+        rows = []
+        for k in range(per_example):  # seed element k of every example at once
+            seed = np.zeros((batch, per_example), target._value.dtype)
+            seed[:, k] = 1
+            grads = self._backprop({id(target): (target, seed.reshape(target.shape))}, [source]) \
+                if id(target) in self._tracked else {}
+            rows.append(self._result(source, grads, unconnected))
+        self._release()
+        if any(r is None for r in rows):
+            return None
+        from tapelab import ops
+
+        shape = tuple(target.shape) + tuple(source.shape[1:])
+        if not rows:
+            return Tensor(np.zeros(shape, source._value.dtype))
+        return ops.reshape(ops.stack(rows, axis=1), shape)
 
     def _check_usable(self, what):
         if self._used:
@@ -460,13 +506,14 @@ class GradientTape:
         recording, the VJPs run as recorded tensor ops so that tape can differentiate them again.
         """
         tracked = self._tracked
+        late = self._watched_at  # (usually empty) id -> the first entry that may use a tensor watched late
         reaches = {id(s) for s in sources if id(s) in tracked}  # ids of tensors that depend on a watched source
-        if self._watched.keys() <= reaches:  # every watched tensor is a source: all that the tape tracked
+        if self._watched.keys() <= reaches and not late:  # every watched tensor is a source: all the tape tracked
             reaches = tracked
         else:
-            for e in self.entries:
+            for position, e in enumerate(self.entries):
                 for x in e.inputs:
-                    if id(x) in reaches:
+                    if id(x) in reaches and position >= late.get(id(x), 0):
                         reaches.add(id(e.output))
                         break
         check = _check_numerics
@@ -476,7 +523,9 @@ class GradientTape:
         was_paused, self._paused = self._paused, True  # the backward pass is not part of this tape's recording
         try:
             grads = {k: Tensor(g) if outer else g for k, (t, g) in seeds.items()}
-            for e in reversed(self.entries):
+            entries = self.entries
+            for position in range(len(entries) - 1, -1, -1):
+                e = entries[position]
                 g = grads.get(id(e.output))
                 if g is None:  # nothing reached this op's output (its inputs need no gradient either)
                     continue
@@ -485,7 +534,7 @@ class GradientTape:
                 contributions = [] if on_step is not None else None
                 for i, x in enumerate(e.inputs):
                     key = id(x)
-                    if key not in reaches:
+                    if key not in reaches or (late and position < late.get(key, 0)):
                         continue
                     rule = vjps[i]
                     if rule is None:
@@ -549,7 +598,8 @@ class GradientTape:
             self._used = True
             self.entries = []
             self._tracked = {}
-            self._watched = {}
+            self._watched = {k: t for k, t in self._watched.items() if isinstance(t, Variable)}  # TF still lists them
+            self._watched_at = {}
             self._stopped = {}
             self._stopped_from = {}
 

@@ -187,11 +187,15 @@ class Tensor:
     def __eq__(self, other):
         if other is None:
             return False
+        if isinstance(other, Tensor) and not _broadcastable(self, other):
+            return Tensor(np.asarray(False))  # TF's ==: tensors that cannot line up are simply not equal
         return _ops.equal(self, other)
 
     def __ne__(self, other):
         if other is None:
             return True
+        if isinstance(other, Tensor) and not _broadcastable(self, other):
+            return Tensor(np.asarray(True))
         return _ops.not_equal(self, other)
 
     def __lt__(self, other):
@@ -214,6 +218,14 @@ class Tensor:
 
     def __invert__(self):
         return _ops.logical_not(self)
+
+
+def _broadcastable(x, y):
+    try:
+        np.broadcast_shapes(x._value.shape, y._value.shape)
+    except ValueError:
+        return False
+    return True
 
 
 class _Ref:

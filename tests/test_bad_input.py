@@ -15,6 +15,7 @@ the listing and the graph give the reason.
 
 import os
 import sys
+import io
 import warnings
 from dataclasses import dataclass
 
@@ -369,6 +370,35 @@ OP_CALLS = {
     "one_hot": lambda x: tl.one_hot(tl.cast(x, tl.int32), 3),
     "argmax": lambda x: tl.argmax(x, axis=-1 if x.ndim else None),
     "argmin": lambda x: tl.argmin(x, axis=-1 if x.ndim else None),
+    **{n: _unary(getattr(tl.math, n)) for n in [
+        "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "atanh", "reciprocal", "rsqrt",
+        "log1p", "expm1", "erf", "softplus", "log_sigmoid", "softsign", "ceil", "round", "is_finite", "is_nan",
+        "is_inf"]},
+    "acosh": lambda x: tl.acosh(x + 1.0),
+    **{n: _unary(getattr(tl.nn, n)) for n in ["elu", "selu", "relu6", "leaky_relu", "gelu", "silu"]},
+    "relu_grad": lambda x: ops.BACKEND.relu_grad(x, x - 0.5, alpha=0.1, cap=6.0),
+    "squared_difference": lambda x: tl.math.squared_difference(x, x + 1.0),
+    "atan2": lambda x: tl.atan2(x, x + 1.0),
+    "logical_xor": lambda x: tl.math.logical_xor(x > 0.5, x < 2.0),
+    **{n: (lambda f: lambda x: f(x) + f(x, axis=-1 if x.ndim else None))(getattr(tl, n))
+       for n in ["reduce_min", "reduce_prod", "reduce_logsumexp"]},
+    **{n: (lambda f: lambda x: f(x > 0.5, axis=-1 if x.ndim else None))(getattr(tl, n))
+       for n in ["reduce_any", "reduce_all"]},
+    "cumsum": lambda x: tl.cumsum(x, axis=-1, exclusive=True),
+    "cumprod": lambda x: tl.math.cumprod(x, axis=-1, reverse=True),
+    "argsort": lambda x: tl.argsort(x),
+    "gather": lambda x: tl.gather(x, tl.zeros((2 if x.ndim and x.shape[0] else 0,), tl.int32)),
+    "unsorted_segment_sum": lambda x: ops.BACKEND.unsorted_segment_sum(
+        x, tl.zeros(tuple(x.shape)[:1], tl.int32), num_segments=2, axis=0),
+    "einsum": lambda x: tl.einsum("...i,...i->..." if x.ndim else ",->", x, x),
+    "pad": lambda x: tl.pad(x, [[1, 2]] * x.ndim),
+    "inv": lambda x: tl.linalg.inv(tl.reshape(x, tuple(x.shape) + (1, 1)) + 1.0),
+    "det": lambda x: tl.linalg.det(tl.reshape(x, tuple(x.shape) + (1, 1))),
+    "solve": lambda x: tl.linalg.solve(tl.reshape(x, tuple(x.shape) + (1, 1)) + 1.0,
+                                       tl.reshape(x, tuple(x.shape) + (1, 1))),
+    "diag": tl.linalg.diag,
+    "diag_part": tl.linalg.diag_part,
+    "print": lambda x: tl.print(x, output_stream=io.StringIO()),
 }
 SHAPES = [(), (0,), (2, 0), (0, 3)]
 # where numpy / TF define no answer, the error must be clear: (op, shape) -> fragments of the message
@@ -385,6 +415,15 @@ UNDEFINED = {
     ("argmax", (2, 0)): "is empty",
     ("argmin", (0,)): "is empty",
     ("argmin", (2, 0)): "is empty",
+    ("argmax", ()): "0-d",
+    ("argmin", ()): "0-d",
+    ("gather", ()): "0-d",
+    ("cumsum", ()): "0-d",
+    ("cumprod", ()): "0-d",
+    ("argsort", ()): "out of range",
+    ("diag", ()): "0-d",
+    ("diag_part", ()): "last two axes",
+    ("diag_part", (0,)): "last two axes",
 }
 
 

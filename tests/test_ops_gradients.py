@@ -55,7 +55,25 @@ unary("tanh", tl.tanh)
 unary("sigmoid", tl.sigmoid)
 unary("relu", tl.nn.relu, away_from_zero)
 unary("sign", lambda x: tl.sign(x) * x, away_from_zero)  # d(sign(x) x) = sign(x): sign itself adds 0
-unary("floor", lambda x: tl.floor(x) + x, uniform(0.2, 0.8))
+for _name, _fn, _domain in [
+    ("sin", tl.sin, ANY), ("cos", tl.cos, ANY), ("tan", tl.tan, uniform(-1.2, 1.2)),
+    ("asin", tl.asin, uniform(-0.9, 0.9)), ("acos", tl.acos, uniform(-0.9, 0.9)), ("atan", tl.atan, ANY),
+    ("sinh", tl.sinh, ANY), ("cosh", tl.cosh, ANY), ("asinh", tl.asinh, ANY), ("acosh", tl.acosh, uniform(1.2, 3)),
+    ("atanh", tl.atanh, uniform(-0.9, 0.9)), ("reciprocal", tl.math.reciprocal, away_from_zero),
+    ("rsqrt", tl.math.rsqrt, POS), ("log1p", tl.math.log1p, uniform(-0.5, 2)), ("expm1", tl.math.expm1, ANY),
+    ("erf", tl.math.erf, ANY), ("softplus", tl.nn.softplus, ANY), ("log_sigmoid", tl.math.log_sigmoid, ANY),
+    ("softsign", tl.nn.softsign, away_from_zero), ("elu", tl.nn.elu, away_from_zero),
+    ("selu", tl.nn.selu, away_from_zero), ("relu6", tl.nn.relu6, lambda shape: rng.choice([-1.5, 0.5, 3, 7.5], shape)
+                                                                + rng.uniform(-0.3, 0.3, shape)),
+    ("leaky_relu", tl.nn.leaky_relu, away_from_zero), ("gelu", tl.nn.gelu, ANY),
+    ("silu", tl.nn.silu, ANY),
+]:
+    unary(_name, _fn, _domain)
+CASES["gelu"].append((lambda x: tl.nn.gelu(x, approximate=True), [(ANY, (3, 4))]))
+CASES["silu"].append((lambda x: tl.nn.silu(x, beta=1.7), [(ANY, (3, 4))]))
+CASES["leaky_relu"].append((lambda x: tl.nn.leaky_relu(x, alpha=0.05), [(away_from_zero, (3, 4))]))
+CASES["relu_grad"] = [(lambda u, x: ops.BACKEND.relu_grad(u, x, alpha=0.1, cap=1.5),
+                       [(ANY, (3, 4)), (lambda shape: rng.choice([-1, 0.5, 2], shape), (3, 4))])]
 binary("add", tl.add)
 binary("subtract", tl.subtract)
 binary("multiply", tl.multiply)
@@ -66,6 +84,8 @@ CASES["maximum"] += [(tl.maximum, [(uniform(0.1, 2), (3, 4)), (uniform(-2, -0.1)
 binary("minimum", tl.minimum, uniform(-2, -0.1), uniform(0.1, 2))
 CASES["minimum"] += [(tl.minimum, [(uniform(0.1, 2), (3, 4)), (uniform(-2, -0.1), (4,))])]
 binary("floormod", tl.math.floormod, uniform(0.2, 0.8), uniform(1.5, 2))
+binary("squared_difference", tl.math.squared_difference)
+binary("atan2", tl.atan2, away_from_zero, away_from_zero)
 CASES["cast"] = [(lambda x: tl.cast(tl.cast(x, tl.float32), tl.float64) * 3.0, [(ANY, (3, 4))])]
 CASES["where"] = [
     (lambda x, y: tl.where(tl.constant([True, False, True, False]), x, y), [(ANY, (3, 4)), (ANY, (4,))]),
@@ -92,7 +112,9 @@ CASES["getitem"] = [(lambda x: x[1], [(ANY, (3, 4))]),
                     (lambda x: x[[0, 0, 2]], [(ANY, (3, 4))]),  # a repeated index: gradients add up
                     (lambda x: x[..., None][::-1], [(ANY, (4,))])]
 CASES["scatter"] = [(lambda g: ops._scatter(g, key=(slice(None), 1), shape=(2, 4)), [(ANY, (2,))])]
-for _name, _fn in [("reduce_sum", tl.reduce_sum), ("reduce_mean", tl.reduce_mean), ("reduce_max", tl.reduce_max)]:
+for _name, _fn in [("reduce_sum", tl.reduce_sum), ("reduce_mean", tl.reduce_mean), ("reduce_max", tl.reduce_max),
+                   ("reduce_min", tl.reduce_min), ("reduce_prod", tl.reduce_prod),
+                   ("reduce_logsumexp", tl.reduce_logsumexp)]:
     CASES[_name] = [
         (lambda x, f=_fn: f(x), [(ANY, (3, 4))]),
         (lambda x, f=_fn: f(x, axis=0), [(ANY, (3, 4))]),
@@ -100,6 +122,38 @@ for _name, _fn in [("reduce_sum", tl.reduce_sum), ("reduce_mean", tl.reduce_mean
         (lambda x, f=_fn: f(x, axis=[0, 2]), [(ANY, (2, 3, 4))]),
         (lambda x, f=_fn: f(x), [(ANY, ())]),
     ]
+CASES["reduce_prod"].append((lambda x: tl.reduce_prod(x * tl.constant([1.0, 0.0, 1.0], tl.float64), axis=1), [(ANY, (2, 3))]))
+CASES["cumsum"] = [(tl.cumsum, [(ANY, (4,))]), (lambda x: tl.cumsum(x, axis=1, exclusive=True), [(ANY, (3, 4))]),
+                   (lambda x: tl.cumsum(x, axis=0, reverse=True), [(ANY, (3, 4))]),
+                   (lambda x: tl.cumsum(x, axis=-1, exclusive=True, reverse=True), [(ANY, (2, 3, 4))])]
+CASES["cumprod"] = [(tl.math.cumprod, [(away_from_zero, (4,))]),
+                    (lambda x: tl.math.cumprod(x, axis=1, exclusive=True), [(away_from_zero, (3, 4))]),
+                    (lambda x: tl.math.cumprod(x, axis=0, reverse=True), [(away_from_zero, (3, 4))])]
+CASES["gather"] = [(lambda x: tl.gather(x, [2, 0, 2]), [(ANY, (3, 4))]),
+                   (lambda x: tl.gather(x, [[1, 0], [3, 3]], axis=1), [(ANY, (3, 4))]),
+                   (lambda x: tl.gather(x, 1), [(ANY, (4,))])]
+CASES["unsorted_segment_sum"] = [
+    (lambda x: ops.BACKEND.unsorted_segment_sum(x, tl.constant([0, 2, 0]), num_segments=4, axis=0), [(ANY, (3, 2))]),
+    (lambda x: ops.BACKEND.unsorted_segment_sum(x, tl.constant([[1], [1]]), num_segments=2, axis=1),
+     [(ANY, (3, 2, 1, 4))])]
+CASES["einsum"] = [(lambda a, b: tl.einsum("ij,jk->ik", a, b), [(ANY, (2, 3)), (ANY, (3, 4))]),
+                   (lambda a: tl.einsum("ij->j", a), [(ANY, (3, 4))]),
+                   (lambda a, b: tl.einsum("bij,bjk->bik", a, b), [(ANY, (2, 3, 4)), (ANY, (2, 4, 2))]),
+                   (lambda a, b: tl.einsum("i,j", a, b), [(ANY, (3,)), (ANY, (2,))]),
+                   (lambda a, b: tl.einsum("...ij,jk->...ik", a, b), [(ANY, (2, 3, 4)), (ANY, (4, 2))]),
+                   (lambda a, b, c: tl.einsum("ij,jk,k->i", a, b, c), [(ANY, (2, 3)), (ANY, (3, 4)), (ANY, (4,))])]
+CASES["pad"] = [(lambda x: tl.pad(x, [[1, 0], [2, 1]]), [(ANY, (3, 4))]),
+                (lambda x: tl.pad(x, [[1, 2]], constant_values=3.0), [(ANY, (4,))]),
+                (lambda x: tl.pad(x, [[2, 1], [1, 1]], mode="REFLECT"), [(ANY, (3, 4))]),
+                (lambda x: tl.pad(x, [[2, 3]], mode="SYMMETRIC"), [(ANY, (4,))])]
+well_conditioned = lambda shape: rng.uniform(-0.5, 0.5, shape) + 3 * np.eye(shape[-1])  # noqa: E731
+CASES["inv"] = [(tl.linalg.inv, [(well_conditioned, (3, 3))]), (tl.linalg.inv, [(well_conditioned, (2, 2, 2))])]
+CASES["det"] = [(tl.linalg.det, [(well_conditioned, (3, 3))]), (tl.linalg.det, [(ANY, (2, 2, 2))])]
+CASES["solve"] = [(tl.linalg.solve, [(well_conditioned, (3, 3)), (ANY, (3, 2))]),
+                  (lambda a, b: tl.linalg.solve(a, b, adjoint=True), [(well_conditioned, (3, 3)), (ANY, (3, 1))])]
+CASES["diag"] = [(tl.linalg.diag, [(ANY, (3,))]), (tl.linalg.diag, [(ANY, (2, 3))])]
+CASES["diag_part"] = [(tl.linalg.diag_part, [(ANY, (3, 3))]), (tl.linalg.diag_part, [(ANY, (2, 3, 4))]),
+                      (tl.linalg.diag_part, [(ANY, (4, 2))])]
 CASES["softmax"] = [(tl.nn.softmax, [(ANY, s)]) for s in [(4,), (3, 4)]] + [
     (lambda x: tl.nn.softmax(x, axis=0), [(ANY, (3, 4))])]
 CASES["log_softmax"] = [(tl.nn.log_softmax, [(ANY, s)]) for s in [(4,), (3, 4)]] + [

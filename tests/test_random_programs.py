@@ -196,18 +196,18 @@ def gen_reduce(name):
         i = b.pick()
         v = b.values[i]
         axis = b.draw(st.sampled_from([None] + list(range(v.ndim))))
-        if name == "reduce_max" and not _gap_ok(v, axis):
+        if name in ("reduce_max", "reduce_min") and not _gap_ok(v if name == "reduce_max" else -v, axis):
             i = b.leaf(v.shape)
-            if not _gap_ok(b.values[i], axis):
+            if not _gap_ok(b.values[i] if name == "reduce_max" else -b.values[i], axis):
                 return None
         keepdims = b.draw(st.booleans())
         return (lambda x: f(x, axis=axis, keepdims=keepdims)), [i]
     return gen
 
 
-def gen_axis_op(f):
+def gen_axis_op(f, ok=lambda v: True):
     def gen(b):
-        i = b.pick(lambda v: v.ndim >= 1)
+        i = b.pick(lambda v: v.ndim >= 1 and ok(v))
         if i is None:
             i = b.leaf((2, 3))
         axis = b.draw(st.sampled_from([-1, 0]))
@@ -222,6 +222,15 @@ def gen_xent(b):
     shape = b.values[i].shape
     labels = b.rng.integers(0, shape[-1], shape[:-1]).astype(np.int32)
     return (lambda z: tl.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=z)), [i]
+
+
+def gen_square(f):
+    """An op on a well-conditioned square matrix (a new source: 3 I plus a small random part)."""
+    def gen(b):
+        i = b.leaf((2, 2), -0.5, 0.5)
+        b.values[i] += 3 * np.eye(2)
+        return f, [i]
+    return gen
 
 
 def not_near(c):
@@ -240,7 +249,6 @@ GENERATORS = {
     "sigmoid": unary(tl.sigmoid),
     "relu": unary(tl.nn.relu, not_near(0), away_from=0.0),
     "sign": unary(lambda x: tl.sign(x) * x, not_near(0), away_from=0.0),
-    "floor": unary(lambda x: tl.floor(x) + x, _frac_ok, 0.1, 0.9),
     "add": binary(tl.add),
     "subtract": binary(tl.subtract),
     "multiply": binary(tl.multiply),
@@ -263,6 +271,41 @@ GENERATORS = {
     "softmax": gen_axis_op(tl.nn.softmax),
     "log_softmax": gen_axis_op(tl.nn.log_softmax),
     "sparse_softmax_cross_entropy_with_logits": gen_xent,
+    **{name: unary(getattr(tl.math, name), lambda v: np.abs(v).max(initial=0) < 2.5, -2.0, 2.0)
+       for name in ["sin", "cos", "atan", "sinh", "cosh", "asinh", "erf", "softplus", "log_sigmoid", "softsign",
+                    "expm1"]},
+    "tan": unary(tl.tan, lambda v: np.abs(v).max(initial=0) < 1.2, -1.2, 1.2),
+    **{name: unary(getattr(tl.math, name), lambda v: np.abs(v).max(initial=0) < 0.9, -0.9, 0.9)
+       for name in ["asin", "acos", "atanh"]},
+    "acosh": unary(tl.acosh, lambda v: v.min(initial=2) > 1.2, 1.2, 3.0),
+    "reciprocal": unary(tl.math.reciprocal, not_near(0), away_from=0.0),
+    "rsqrt": unary(tl.math.rsqrt, lambda v: v.min(initial=1) > 0.3, 0.3, 2.0),
+    "log1p": unary(tl.math.log1p, lambda v: v.min(initial=0) > -0.5, -0.5, 2.0),
+    "elu": unary(tl.nn.elu, lambda v: np.abs(v).max(initial=0) < 2.5),
+    "selu": unary(tl.nn.selu, not_near(0), away_from=0.0),
+    "gelu": unary(tl.nn.gelu, lambda v: np.abs(v).max(initial=0) < 2.5),
+    "silu": unary(tl.nn.silu, lambda v: np.abs(v).max(initial=0) < 2.5),
+    "leaky_relu": unary(tl.nn.leaky_relu, not_near(0), away_from=0.0),
+    "relu6": unary(tl.nn.relu6, lambda v: not_near(0)(v) and not_near(6)(v), away_from=0.0),
+    "relu_grad": binary(lambda u, x: ops.BACKEND.relu_grad(u, x, alpha=0.3, cap=1.5),
+                        y_ok=lambda v: not_near(0)(v) and not_near(1.5)(v), y_away=0.0),
+    "squared_difference": binary(tl.math.squared_difference),
+    "atan2": binary(tl.atan2, y_ok=not_near(0), y_away=0.0),
+    "reduce_min": gen_reduce("reduce_min"),
+    "reduce_prod": gen_reduce("reduce_prod"),
+    "reduce_logsumexp": gen_reduce("reduce_logsumexp"),
+    "cumsum": gen_axis_op(lambda x, axis: tl.cumsum(x, axis=axis, exclusive=axis == 0, reverse=axis == -1)),
+    "cumprod": gen_axis_op(lambda x, axis: tl.math.cumprod(x, axis=axis, reverse=axis == 0), not_near(0)),
+    "gather": gen_axis_op(lambda x, axis: tl.gather(x, [0, 0, -1 % x.shape[axis]], axis=axis)),
+    "unsorted_segment_sum": gen_axis_op(lambda x, axis: ops.BACKEND.unsorted_segment_sum(
+        x, tl.zeros(tuple(x.shape)[:1], tl.int32), num_segments=2, axis=0)),
+    "einsum": gen_axis_op(lambda x, axis: tl.einsum("...i,...i->..." if axis == -1 else "i...,i...->...", x, x)),
+    "pad": gen_axis_op(lambda x, axis: tl.pad(x, [[1, 0]] * x.ndim, mode="SYMMETRIC" if axis == -1 else "CONSTANT")),
+    "inv": gen_square(tl.linalg.inv),
+    "det": gen_square(tl.linalg.det),
+    "solve": gen_square(lambda a: tl.linalg.solve(a, a * a)),
+    "diag": gen_axis_op(lambda x, axis: tl.linalg.diag(x)),
+    "diag_part": gen_square(tl.linalg.diag_part),
 }
 
 

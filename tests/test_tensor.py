@@ -207,4 +207,6 @@ def test_expand_dims_range_and_small_int_division_and_bool_sums():
     assert (tl.constant([3]) / tl.constant([2])).dtype == tl.float64
     with pytest.raises(tl.InvalidArgumentError, match=r"reduce_sum: got a bool tensor.*tl.cast\(x, tl.int32\)"):
         tl.reduce_sum(tl.constant([True, False, True]))
-    assert bool(tl.reduce_max(tl.constant([True, False])))
+    with pytest.raises(tl.InvalidArgumentError, match=r"reduce_max: got a bool tensor.*tl.reduce_any"):
+        tl.reduce_max(tl.constant([True, False]))  # TF: no max of booleans
+    assert bool(tl.reduce_any(tl.constant([True, False]))) and not bool(tl.reduce_all(tl.constant([True, False])))

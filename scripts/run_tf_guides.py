@@ -1,0 +1,104 @@
+"""Run TensorFlow's own guides cell by cell with ``import tensorflow as tf`` meaning tapelab (or TF itself).
+
+The guides are not shipped with tapelab (they belong to the TensorFlow docs). Get them from the
+tensorflow/docs repository, ``site/en/guide/``: tensor, variable, autodiff, advanced_autodiff,
+basic_training_loops, function and intro_to_graphs (``.ipynb``), then::
+
+    python scripts/run_tf_guides.py DIR            # every .ipynb in DIR, run against tapelab
+    python scripts/run_tf_guides.py DIR --tf       # the same cells against real TensorFlow (the baseline)
+    python scripts/run_tf_guides.py DIR -v         # also print each failing cell's error
+
+Each guide runs in one fresh namespace, cells in order, as a reader pasting them would. Shell
+(``!pip``) and magic (``%``) lines are skipped; matplotlib draws off screen. A cell *runs* when it
+raises nothing. A cell that stops with ``tapelab.errors.UnsupportedError`` needs a feature tapelab
+leaves to TensorFlow on purpose; any other exception is a gap. The table counts each kind.
+"""
+
+import argparse
+import contextlib
+import io
+import json
+import linecache
+import os
+import re
+import sys
+import time
+import traceback
+from pathlib import Path
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+
+def code_cells(path):
+    """The code cells of a notebook (or of a ``# %% cell K`` script), as source strings."""
+    text = Path(path).read_text(encoding="utf-8")
+    if path.suffix == ".ipynb":
+        cells = json.loads(text)["cells"]
+        return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+                for c in cells if c["cell_type"] == "code"]
+    return [c for c in re.split(r"^# %% cell \d+\n", text, flags=re.M)[1:]]
+
+
+def runnable(source):
+    """The cell without shell and magic lines (they need IPython, not TensorFlow)."""
+    return "\n".join("" if line.lstrip().startswith(("!", "%")) else line for line in source.splitlines())
+
+
+def run_guide(path, verbose=False):
+    namespace = {"__name__": "__main__"}
+    counts = {"ran": 0, "unsupported": 0, "failed": 0}
+    failures = []
+    for k, source in enumerate(code_cells(path), start=1):
+        out = io.StringIO()
+        code = runnable(source)
+        filename = f"<{path.stem} cell {k}>"
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)  # inspect can read it back
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+                exec(compile(code, filename, "exec"), namespace)  # noqa: S102
+            counts["ran"] += 1
+        except Exception as exc:  # noqa: BLE001 - counting what stops a cell is the point
+            kind = "unsupported" if type(exc).__name__ == "UnsupportedError" else "failed"
+            counts[kind] += 1
+            failures.append((k, kind, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"))
+            if verbose:
+                print(f"--- {path.stem} cell {k} ({kind})\n{source.strip()}\n>>> {failures[-1][2][:300]}", flush=True)
+                if verbose > 1:
+                    traceback.print_exc()
+        finally:
+            import matplotlib.pyplot as plt
+            plt.close("all")
+    return counts, failures
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("directory", type=Path)
+    parser.add_argument("--tf", action="store_true", help="run against real TensorFlow instead")
+    parser.add_argument("-v", "--verbose", action="count", default=0)
+    args = parser.parse_args(argv)
+    if not args.tf:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        import tapelab
+        sys.modules["tensorflow"] = tapelab  # `import tensorflow as tf` in a cell now gives tapelab
+    paths = sorted(p for p in args.directory.iterdir() if p.suffix in (".ipynb", ".py"))
+    rows, totals = [], {"cells": 0, "ran": 0, "unsupported": 0, "failed": 0}
+    for path in paths:
+        start = time.perf_counter()
+        counts, _ = run_guide(path, args.verbose)
+        cells = sum(counts.values())
+        rows.append((path.stem, cells, counts, time.perf_counter() - start))
+        totals["cells"] += cells
+        for key in counts:
+            totals[key] += counts[key]
+    engine = "TensorFlow" if args.tf else "tapelab"
+    print(f"| guide ({engine}) | code cells | run | stop: left to TensorFlow | stop: other | seconds |")
+    print("|---|---|---|---|---|---|")
+    for name, cells, c, seconds in rows:
+        print(f"| {name} | {cells} | {c['ran']} | {c['unsupported']} | {c['failed']} | {seconds:.1f} |")
+    print(f"| all | {totals['cells']} | {totals['ran']} | {totals['unsupported']} | {totals['failed']} | |")
+
+
+if __name__ == "__main__":
+    main()
