@@ -59,7 +59,7 @@ def run_guide(path, verbose=False):
                 exec(compile(code, filename, "exec"), namespace)  # noqa: S102
             counts["ran"] += 1
         except Exception as exc:  # noqa: BLE001 - counting what stops a cell is the point
-            kind = "unsupported" if type(exc).__name__ == "UnsupportedError" else "failed"
+            kind = "unsupported" if any(c.__name__ == "UnsupportedError" for c in type(exc).__mro__) else "failed"
             counts[kind] += 1
             failures.append((k, kind, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"))
             if verbose:

@@ -21,8 +21,17 @@ from tapelab.dtypes import (  # noqa: F401
     int64,
     uint8,
 )
-from tapelab.errors import InvalidArgumentError  # noqa: F401
-from tapelab.function import Function, Graph, TracingError, cond, function  # noqa: F401
+from tapelab.errors import InvalidArgumentError, UnsupportedError  # noqa: F401
+from tapelab.function import (  # noqa: F401
+    ConcreteFunction,
+    Function,
+    Graph,
+    TensorSpec,
+    TracingError,
+    cond,
+    function,
+    init_scope,
+)
 from tapelab.gradcheck import GradientCheck, check_gradients  # noqa: F401
 from tapelab.ops import (  # noqa: F401
     abs,
@@ -132,3 +141,10 @@ from tapelab import viz  # noqa: F401, E402  (issue 3: the tape listing and grap
 
 # isort: split
 from tapelab import debugging  # noqa: F401, E402  (issue 8: check-numerics mode)
+
+# isort: split
+from tapelab import config  # noqa: F401, E402  (issue 15: TF's guides run; what is left to TensorFlow says so)
+from tapelab.config import device  # noqa: F401, E402
+from tapelab.custom import custom_gradient  # noqa: F401, E402
+from tapelab.unsupported import *  # noqa: F401, F403, E402
+from tapelab.unsupported import types  # noqa: F401, E402

@@ -1,5 +1,7 @@
 """dtypes named as in TensorFlow (``tl.float32`` ...) and TF's rules for inferring them."""
 
+import builtins
+
 import numpy as np
 
 
@@ -53,6 +55,12 @@ def as_dtype(value):
     """Turn ``tl.float32``, ``"float32"``, ``np.float32`` or ``np.dtype`` into a :class:`DType`."""
     if isinstance(value, DType):
         return value
+    if hasattr(type(value), "error") and type(value).__name__ == "Unsupported":  # tl.string, tl.complex64
+        raise value.error()
+    kind = getattr(np.dtype(value), "kind", None) if isinstance(value, (str, type, np.dtype)) and _is_dtype(value) \
+        else None
+    if kind in ("U", "S", "O", "c"):
+        raise _unsupported_kind(kind)
     try:
         return _BY_NUMPY[np.dtype(value)]
     except (TypeError, KeyError):
@@ -83,6 +91,14 @@ def infer_numpy_dtype(value):
     if raw.dtype.kind == "O" and not is_numpy and isinstance(value, int):
         raise ValueError(f"cannot make a tensor from {value!r}: the integer is too large for int64")
     kind = raw.dtype.kind
+    if kind in ("U", "S", "c") or (kind == "O" and any(isinstance(v, (str, bytes, complex)) for v in raw.flat)):
+        raise _unsupported_kind("c" if kind == "c" or any(isinstance(v, complex) for v in raw.flat) else "U")
+    if kind in "uf" and not is_numpy and _huge_ints(value):
+        raise ValueError(f"Can't convert Python sequence with out-of-range integer to Tensor: {value!r} holds an "
+                         "integer outside int64 (-2**63 .. 2**63 - 1). Use floats for numbers this large.")
+    if kind in "iuf" and not is_numpy and _mixes_bools(value):
+        raise ValueError(f"Can't convert Python sequence with mixed types to Tensor: {value!r} mixes True/False with "
+                         "numbers. Use one kind: [0, 1] (numbers) or [False, True] (booleans).")
     if is_numpy and raw.dtype in _BY_NUMPY:
         return raw.dtype
     if kind == "f" and not is_numpy:
@@ -97,3 +113,56 @@ def infer_numpy_dtype(value):
         f"(nested lists of them, or numpy arrays of a numeric dtype), not {raw.dtype}. Convert the data to numbers "
         "first, e.g. np.asarray(values, dtype=np.float32) or [float(s) for s in strings]."
     )
+
+
+def _is_dtype(value):
+    try:
+        np.dtype(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _leaves(value):
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        else:
+            yield v
+
+
+def _huge_ints(value):
+    # numpy turns [0, 2**63] into uint64 or floats; TF refuses integers outside int64
+    return isinstance(value, (list, tuple)) and any(
+        isinstance(v, int) and not -(2**63) <= v < 2**63 for v in _leaves(value))
+
+
+def _mixes_bools(value):
+    # TF refuses [False, 0]; numpy would quietly make it [0, 0]
+    if not isinstance(value, (list, tuple)):
+        return False
+    kinds = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        else:
+            kinds.add(isinstance(v, (builtins.bool, np.bool_)))
+        if len(kinds) > 1:
+            return True
+    return False
+
+
+def _unsupported_kind(kind):
+    from tapelab.errors import UnsupportedError
+
+    if kind == "c":
+        return UnsupportedError("complex numbers (complex64 / complex128 tensors)",
+                                "split a complex value into its real and imaginary parts, two float tensors.")
+    return UnsupportedError("string tensors (text, as in tl.constant('a') or tl.strings)",
+                            "turn text into numbers first: [float(s) for s in strings] for numbers written as text, "
+                            "np.asarray(values, dtype=np.float32) for arrays, one integer id per word (a "
+                            "vocabulary) for words.")

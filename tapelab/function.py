@@ -16,22 +16,31 @@ usual; a gradient taken *inside* the function is traced as tensor ops too, so a 
 becomes one graph.
 """
 
+import contextlib
 import functools
 import inspect
+from types import SimpleNamespace
 
 import numpy as np
 
-from tapelab import nest
+from tapelab import dtypes, nest
+from tapelab.errors import LeakedTensorError, UnsupportedError
 from tapelab.learner import spell
 from tapelab.tape import Entry, _state, run
-from tapelab.tensor import Tensor, Variable
+from tapelab.tensor import Tensor, TensorShape, Variable, convert_to_tensor
+
+settings = SimpleNamespace(run_eagerly=False)  # tl.config.run_functions_eagerly(True): call the Python instead
 
 
-class TracingError(TypeError):
-    """Python asked for a traced tensor's value, which does not exist while the graph is being built."""
+class TracingError(UnsupportedError, TypeError):
+    """Python asked for a traced tensor's value, which does not exist while the graph is being built.
+
+    TensorFlow's autograph would rewrite an ``if`` or ``while`` on a tensor into graph ops; tapelab
+    leaves that to TensorFlow (an :class:`UnsupportedError`) and says which op to write instead.
+    """
 
     def __init__(self, message):
-        super().__init__(spell(message))
+        super().__init__("autograph (Python control flow on traced tensors)", message=message)
 
 
 class SymbolicTensor(Tensor):
@@ -49,8 +58,9 @@ class SymbolicTensor(Tensor):
             f"{what} needs this tensor's value, but inside tl.function the tensor is a node of a graph being "
             f"traced (shape {tuple(self.shape)}, {self.dtype.name}): its value differs on every call, and "
             "Python runs only once, while tracing. Keep the decision in the graph: tl.where(cond, a, b) "
-            "picks elementwise, tl.cond(pred, true_fn, false_fn) picks a branch. Or leave this code "
-            "outside the traced function."
+            "picks elementwise, tl.cond(pred, true_fn, false_fn) picks a branch; a loop over a Python range "
+            "unrolls. (TensorFlow's autograph rewrites Python `if`, `while` and `for` over tensors into such "
+            "ops; tapelab leaves autograph to TensorFlow.) Or leave this code outside the traced function."
         )
 
     def __bool__(self):
@@ -80,17 +90,84 @@ class SymbolicTensor(Tensor):
     __repr__ = __str__
 
 
-class _Assign:
-    """A graph node that updates a Variable (the tape never records these; a traced graph must)."""
+class _Expired:
+    """The value slot of a graph tensor once tracing is over: its shape and dtype, and no numbers."""
+
+    __slots__ = ("shape", "dtype", "ndim", "size", "graph")
+    __array_priority__ = 1000
+
+    def __init__(self, value, graph):
+        self.shape, self.dtype, self.ndim, self.size, self.graph = value.shape, value.dtype, value.ndim, value.size, graph
+
+    def _leaked(self, *args, **kwargs):
+        raise LeakedTensorError(
+            f"this tensor was made inside tl.function while graph '{self.graph}' was traced: it is a node of that "
+            "graph and has no value outside it. It leaked out (through a global, an attribute or a list). Return "
+            "it from the function instead and use the value the call returns."
+        )
+
+    __array__ = __array_ufunc__ = __array_function__ = __getitem__ = __iter__ = __len__ = _leaked
+
+    def __getattr__(self, name):
+        self._leaked()
+
+
+class LeakedTensor(SymbolicTensor):
+    """A tensor of a traced graph, found outside the trace that made it (kept in a global or an attribute)."""
+
+    __slots__ = ()
+
+    def _refuse(self, what):
+        self._value._leaked()
+
+    def numpy(self):
+        raise AttributeError(spell(
+            f"this tensor of graph '{self._value.graph}' has no numpy(): it was made while tl.function traced the "
+            "graph and has no value outside it (it leaked out through a global or an attribute). Return it from "
+            "the function and use the returned value."))
+
+    def __str__(self):
+        return f"tapelab.Tensor(<leaked from graph '{self._value.graph}'>, shape={tuple(self.shape)}, " \
+               f"dtype={self.dtype.name})"
+
+    __repr__ = __str__
+
+
+class _StateNode:
+    """A graph node that changes state (the tape never records these; a traced graph must): replaying the graph
+    runs its Python again, on the values the graph computed this time."""
 
     vjps = None
     formulas = ()
 
+
+class _Assign(_StateNode):
+    """``variable.assign(value)`` (or ``assign_add`` / ``assign_sub``)."""
+
     def __init__(self, how):
         self.name = how
 
+    def replay(self, variable, value):
+        getattr(variable, self.name)(value)
+
     def __repr__(self):
         return f"<graph node {self.name}>"
+
+
+class _ApplyGradients(_StateNode):
+    """``optimizer.apply_gradients(zip(gradients, variables))``: the optimizer's own eager update, every run."""
+
+    name = "apply_gradients"
+
+    def __init__(self, optimizer):
+        self.optimizer = optimizer
+
+    def replay(self, *values):
+        n = len(values) // 2
+        self.optimizer.apply_gradients(zip(values[:n], values[n:]))
+
+    def __repr__(self):
+        return f"<graph node {self.optimizer.name}.apply_gradients>"
 
 
 _ASSIGN = {how: _Assign(how) for how in ("assign", "assign_add", "assign_sub")}
@@ -113,11 +190,18 @@ class Graph:
         self._symbolic = set()  # ids of the graph's own tensors
         self._stopped = {}
         self._restore = {}  # id -> (Variable, value before tracing changed it)
+        self.created_variables = []  # tl.Variables made while tracing (allowed on a function's first call only)
 
     # --- recording (the graph sits on the tape stack while the function is traced) -------------
     _paused = False
 
     def _record(self, op, inputs, values, out, params, residual):
+        for t in inputs:
+            if isinstance(t, SymbolicTensor) and id(t) not in self._symbolic:
+                raise LeakedTensorError(
+                    f"{op.name}: an input is a tensor of another traced graph, kept from an earlier trace (in a "
+                    f"global or an attribute); graph '{self.name}' cannot use it. Pass values in as arguments."
+                )
         out.__class__ = SymbolicTensor  # same layout: the op's result becomes a graph tensor
         self._symbolic.add(id(out))
         self.entries.append(Entry(op, inputs, values, out, params, _state.scope))
@@ -127,6 +211,24 @@ class Graph:
         new = SymbolicTensor(variable._value)  # stands for the updated value (called after the update)
         self._symbolic.add(id(new))
         self.entries.append(Entry(_ASSIGN[how], (variable, value), (old, value._value), new, {}, _state.scope))
+
+    def _record_apply(self, optimizer, gradients, variables):
+        """An optimizer step while tracing: one node that replays the optimizer (its state is Python's)."""
+        inputs = tuple(gradients) + tuple(variables)
+        out = SymbolicTensor(np.asarray(optimizer.iterations))
+        self._symbolic.add(id(out))
+        self.entries.append(Entry(_ApplyGradients(optimizer), inputs, tuple(t._value for t in inputs), out, {},
+                                  _state.scope))
+
+    def _record_variable(self, variable):
+        self.created_variables.append(variable)
+
+    def _expire(self):
+        """Tracing is over: the graph's tensors keep their shapes and dtypes, and refuse to be used as values."""
+        for t in [*self.placeholders, *(e.output for e in self.entries)]:
+            if type(t) is SymbolicTensor:
+                t._value = _Expired(t._value, self.name)
+                t.__class__ = LeakedTensor
 
     @property
     def watched(self):
@@ -171,12 +273,39 @@ class Graph:
             return env[id(t)] if id(t) in env else t
 
         for e in self.entries:
-            if isinstance(e.op, _Assign):
-                getattr(e.inputs[0], e.op.name)(value_of(e.inputs[1]))
+            if isinstance(e.op, _StateNode):
+                e.op.replay(*(value_of(t) for t in e.inputs))
             else:
                 env[id(e.output)] = run(e.op, tuple(value_of(t) for t in e.inputs), **e.params)
         return nest.pack_like(self.outputs, [value_of(t) if isinstance(t, Tensor) else t
                                              for t in nest.flatten(self.outputs)])
+
+    def as_graph_def(self):
+        """The graph's nodes in order, each with its ``name``, ``op`` and ``input`` (node names), as TF's
+        ``GraphDef`` lists them: placeholders, captured constants and Variables, the ops, the outputs."""
+        names, nodes = {}, []
+
+        def node(op, inputs, base):
+            used = sum(1 for n in nodes if n.name == base or n.name.startswith(base + "_"))
+            name = base if not used else f"{base}_{used}"
+            nodes.append(SimpleNamespace(name=name, op=op, input=inputs))
+            return name
+
+        def name_of(t):
+            if id(t) not in names:
+                base = getattr(t, "given_name", None) or ("ReadVariableOp" if isinstance(t, Variable) else "Const")
+                names[id(t)] = node("ReadVariableOp" if isinstance(t, Variable) else "Const", [], base)
+            return names[id(t)]
+
+        for p in self.placeholders:
+            names[id(p)] = node("Placeholder", [], self.input_names.get(id(p), "input"))
+        for e in self.entries:
+            inputs = [name_of(t) for t in e.inputs]
+            names[id(e.output)] = node(e.op.name, inputs, e.op.name)
+        for t in nest.flatten(self.outputs):
+            if isinstance(t, Tensor):
+                node("Identity", [name_of(t)], "Identity")
+        return SimpleNamespace(node=nodes)
 
     def __str__(self):
         from tapelab.viz import format_tape
@@ -204,18 +333,70 @@ def _parameter_names(fn, args, kwargs, placeholders):
     return {id(value): name for name, value in bound.items() if id(value) in ids}
 
 
+class TensorSpec:
+    """The shape and dtype a tensor argument must have, like ``tf.TensorSpec``: ``None`` for a dimension
+    means any size; ``shape=None`` any rank.
+
+    >>> tl.TensorSpec(shape=[None], dtype=tl.int32)
+    TensorSpec(shape=(None,), dtype=tapelab.int32, name=None)
+    """
+
+    def __init__(self, shape, dtype=dtypes.float32, name=None):
+        self.dims = None if shape is None else tuple(None if d is None else int(d) for d in shape)
+        self.dtype = dtypes.as_dtype(dtype)
+        self.name = name
+
+    @classmethod
+    def from_tensor(cls, tensor, name=None):
+        return cls(tuple(tensor.shape), tensor.dtype, name)
+
+    @property
+    def shape(self):
+        return None if self.dims is None else TensorShape(self.dims)
+
+    def is_compatible_with(self, value):
+        """Whether a tensor (or spec) ``value`` fits: the same dtype, and a size wherever this spec has one."""
+        dims = value.dims if isinstance(value, TensorSpec) else tuple(value.shape)
+        if value.dtype != self.dtype:
+            return False
+        if self.dims is None or dims is None:
+            return True
+        return len(dims) == len(self.dims) and all(a is None or b is None or a == b for a, b in zip(self.dims, dims))
+
+    def _example(self):
+        # a value to trace with: size 1 for an unknown dimension, a scalar for an unknown rank
+        return Tensor(np.zeros(() if self.dims is None else tuple(1 if d is None else d for d in self.dims),
+                               self.dtype.as_numpy_dtype))
+
+    def __eq__(self, other):
+        return isinstance(other, TensorSpec) and (self.dims, self.dtype, self.name) == (other.dims, other.dtype,
+                                                                                        other.name)
+
+    def __hash__(self):
+        return hash((self.dims, self.dtype.name, self.name))
+
+    def __repr__(self):
+        shape = "<unknown>" if self.dims is None else str(self.dims)
+        return f"TensorSpec(shape={shape}, dtype={self.dtype!r}, name={self.name!r})"
+
+
 class Function:
     """A Python function that runs as a traced graph; see :func:`function`."""
 
-    def __init__(self, python_function, name=None):
+    def __init__(self, python_function, name=None, input_signature=None, reduce_retracing=False):
         functools.update_wrapper(self, python_function)
         self.python_function = python_function
         self.name = name or getattr(python_function, "__name__", "function")
+        self.input_signature = None if input_signature is None else tuple(input_signature)
+        self.reduce_retracing = reduce_retracing  # (accepted: tapelab traces once per concrete signature anyway)
         self.graphs = {}  # signature -> Graph
+        self._concrete = {}  # signature -> ConcreteFunction
+        self._made_variables = False  # a first trace made tl.Variables: later traces may not
 
     @property
     def trace_count(self):
-        """How many times Python ran the function to trace a graph (once per new signature)."""
+        """How many graphs Python was traced into (one per new signature; twice on a first call that makes
+        Variables, as in TF)."""
         return len(self.graphs)
 
     def experimental_get_tracing_count(self):
@@ -223,9 +404,16 @@ class Function:
         return self.trace_count
 
     def __get__(self, obj, objtype=None):  # a decorated method binds like a function
-        return self if obj is None else functools.partial(self, obj)
+        return self if obj is None else _BoundFunction(self, obj)
 
     def __call__(self, *args, **kwargs):
+        return self._call(args, kwargs)
+
+    def _call(self, args, kwargs, skip=0):
+        if settings.run_eagerly:
+            return self.python_function(*args, **kwargs)
+        if self.input_signature is not None:
+            args, kwargs = self._conform(args, kwargs, skip)
         key, tensors = _signature(args, kwargs)
         graph = self.graphs.get(key)
         if graph is None:
@@ -233,15 +421,77 @@ class Function:
         return graph.run(tensors)
 
     def get_concrete_function(self, *args, **kwargs):
-        """The graph for these arguments' signature (traced now if needed)."""
-        key, _ = _signature(args, kwargs)
+        """The traced function for these arguments (tensors, or :class:`TensorSpec` for any value of that shape
+        and dtype), traced now if needed; call it with the tensor arguments only."""
+        return self._concrete_for(args, kwargs)
+
+    def _concrete_for(self, args, kwargs, skip=0):
+        if not args and not kwargs and self.input_signature is not None:
+            args = args + tuple(self.input_signature)
+        specs = {}
+
+        def example(x):  # a spec is traced with an example value of its shape
+            if isinstance(x, TensorSpec):
+                value = x._example()
+                specs[id(value)] = x
+                return value
+            return x
+
+        traced_args, traced_kwargs = _map_args(example, args, kwargs)
+        if self.input_signature is not None:
+            traced_args, traced_kwargs = self._conform(traced_args, traced_kwargs, skip)
+        key, _ = _signature(traced_args, traced_kwargs)
         if key not in self.graphs:
-            self._trace(key, args, kwargs)
-        return self.graphs[key]
+            self._trace(key, traced_args, traced_kwargs)
+        concrete = self._concrete[key]
+        if specs:
+            concrete = ConcreteFunction(self, concrete._bound, concrete.graph, specs, skip)
+        return concrete
+
+    def pretty_printed_concrete_signatures(self, verbose=True):
+        """Every traced signature, as TF prints them: the parameters' specs, the output's, the captures."""
+        return "\n\n".join(c.pretty_printed_signature(verbose) for c in self._concrete.values())
+
+    def _conform(self, args, kwargs, skip):
+        """Check the arguments against ``input_signature`` (converting Python values to tensors, as TF does)."""
+        signature = self.input_signature
+        given = list(args[skip:])
+        if len(given) > len(signature):
+            raise TypeError(f"{self.name}: input_signature has {len(signature)} entries but {len(given)} positional "
+                            "arguments were given.")
+        params = _positional_names(self.python_function)[skip:skip + len(signature)]
+        for name in params[len(given):]:
+            if name in kwargs:
+                given.append(kwargs.pop(name))
+        checked = []
+        for spec, value in zip(signature, given):
+            t = convert_to_tensor(value, dtype=spec.dtype) if not isinstance(value, Tensor) else value
+            if not spec.is_compatible_with(t):
+                raise TypeError(
+                    f"Binding inputs to tl.function {self.name} failed: can not cast "
+                    f"{TensorSpec.from_tensor(t)!r} to {spec!r}. A function with an input_signature takes "
+                    "only tensors of those dtypes and shapes (None: any size)."
+                )
+            checked.append(t)
+        return tuple(args[:skip]) + tuple(checked), kwargs
 
     def _trace(self, key, args, kwargs):
         if any(isinstance(r, Graph) for r in _state.tapes):
             return self.python_function(*args, **kwargs)  # called from another traced function: inline it
+        graph = self._trace_graph(args, kwargs)
+        if graph.created_variables:  # TF: only the first call may make Variables; it then traces once more
+            if self._made_variables or self.graphs:
+                raise ValueError(_ONCE.format(name=self.name))
+            self._made_variables = True
+            graph = self._trace_graph(args, kwargs)
+            if graph.created_variables:
+                raise ValueError(_ONCE.format(name=self.name))
+        self.graphs[key] = graph
+        self._concrete[key] = ConcreteFunction(self, _bind(self.python_function, args, kwargs), graph)
+        # as in TF, the first call runs the new graph too: its updates happen once, outer tapes record it
+        return graph.run(_signature(args, kwargs)[1])
+
+    def _trace_graph(self, args, kwargs):
         graph = Graph(f"{self.name}_{len(self.graphs)}")
 
         def placeholder(x):
@@ -259,26 +509,177 @@ class Function:
         graph.input_names = _parameter_names(self.python_function, traced_args, traced_kwargs, graph.placeholders)
         outer, _state.tapes[:] = _state.tapes[:], [graph]  # outer tapes must not see the rehearsal
         try:
-            graph.outputs = self.python_function(*traced_args, **traced_kwargs)
+            outputs = self.python_function(*traced_args, **traced_kwargs)
         finally:
             _state.tapes[:] = outer
             for variable, value in graph._restore.values():
                 variable._value = value
-        self.graphs[key] = graph
-        # as in TF, the first call runs the new graph too: its updates happen once, outer tapes record it
-        return graph.run(_signature(args, kwargs)[1])
+        # as TF: Python numbers returned become (constant) tensors
+        graph.outputs = nest.pack_like(outputs, [
+            convert_to_tensor(x) if isinstance(x, (bool, int, float, np.generic)) else x for x in nest.flatten(outputs)])
+        graph._expire()
+        return graph
 
     def __repr__(self):
         return f"<tapelab.function {self.name}: traced {self.trace_count} time(s)>"
 
 
-def function(func=None, *, name=None):
+_ONCE = ("tl.function only supports singleton tl.Variables created on the first call: {name} made a tl.Variable "
+         "on a later trace (or on every call). A traced function runs its Python again for each new signature, so "
+         "it would make a new Variable each time. Make the Variable outside the function, or only once "
+         "(`if self.v is None: self.v = tl.Variable(...)`).")
+
+
+class _BoundFunction:
+    """A ``tl.function`` method, bound to its object (``model.step``); ``input_signature`` skips ``self``."""
+
+    def __init__(self, function, obj):
+        self._function, self._obj = function, obj
+
+    def __call__(self, *args, **kwargs):
+        return self._function._call((self._obj,) + args, kwargs, skip=1)
+
+    def get_concrete_function(self, *args, **kwargs):
+        return self._function._concrete_for((self._obj,) + args, kwargs, skip=1)
+
+    def __getattr__(self, name):
+        return getattr(self._function, name)
+
+
+class ConcreteFunction:
+    """One traced signature of a :class:`Function`: call it with the tensor arguments only, as TF's.
+
+    Python arguments (numbers, objects) were fixed when it was traced and are left out of a call. It
+    also lists and draws like its graph: ``print(cf)``, ``tl.viz.draw(cf)``, ``cf.placeholders``,
+    ``cf.run(feeds)``.
+    """
+
+    def __init__(self, function, bound, graph, specs=None, skip=0):
+        self.function, self._bound, self.graph = function, bound, graph
+        self._skip = skip
+        # the parameters a call passes: those that held tensors (or Variables) when traced, in order
+        self._tensor_params = [name for name, value in bound.arguments.items()
+                               if any(isinstance(v, Tensor) for v in nest.flatten(value))][skip:]
+        tensors = [v for value in bound.arguments.values() for v in nest.flatten(value)
+                   if isinstance(v, Tensor) and not isinstance(v, Variable)]
+        specs = specs or {}
+        self._specs = [specs.get(id(t), None) or TensorSpec.from_tensor(t) for t in tensors]
+
+    def __call__(self, *args, **kwargs):
+        if len(args) > len(self._tensor_params):
+            raise TypeError(f"{self.function.name}: this concrete function takes {len(self._tensor_params)} "
+                            f"tensor argument(s) ({', '.join(self._tensor_params)}), got {len(args)}.")
+        given = dict(zip(self._tensor_params, args))
+        for name, value in kwargs.items():
+            if name not in self._tensor_params:
+                fixed = self._bound.arguments.get(name, "<no such parameter>")
+                raise TypeError(f"{self.function.name}: {name} was fixed to {fixed!r} when this concrete function was "
+                                "traced; a concrete function takes only its tensor arguments. Call the tl.function "
+                                "itself for another value.")
+            given[name] = value
+        missing = [name for name in self._tensor_params if name not in given]
+        if missing:
+            raise TypeError(f"{self.function.name}: missing the tensor argument(s) {', '.join(missing)}.")
+        arguments = dict(self._bound.arguments, **given)
+        specs = iter(self._specs)
+        for name in self._tensor_params:
+            for t in nest.flatten(arguments[name]):
+                if isinstance(t, Tensor) and not isinstance(t, Variable):
+                    spec = next(specs)
+                    if not spec.is_compatible_with(t):
+                        raise TypeError(f"{self.function.name}: {name} must fit {spec!r}, got "
+                                        f"{TensorSpec.from_tensor(t)!r}.")
+        bound = inspect.BoundArguments(self._bound.signature, arguments)
+        return self.function._call(bound.args, bound.kwargs, self._skip)
+
+    @property
+    def structured_input_signature(self):
+        """The arguments as traced: a spec for each tensor, the Python values as they were."""
+        specs = iter(self._specs)
+
+        def spec(x):
+            return next(specs) if isinstance(x, Tensor) and not isinstance(x, Variable) else x
+
+        args = [nest.pack_like(a, [spec(x) for x in nest.flatten(a)]) for a in self._bound.args[self._skip:]]
+        kwargs = {k: nest.pack_like(v, [spec(x) for x in nest.flatten(v)]) for k, v in self._bound.kwargs.items()}
+        return tuple(args), kwargs
+
+    @property
+    def structured_outputs(self):
+        """The function's outputs as traced: tensors of the graph (no values)."""
+        return self.graph.outputs
+
+    @property
+    def inputs(self):
+        return list(self.graph.placeholders)
+
+    @property
+    def outputs(self):
+        return [t for t in nest.flatten(self.graph.outputs) if isinstance(t, Tensor)]
+
+    def pretty_printed_signature(self, verbose=True):
+        specs = iter(self._specs)
+        lines = ["Input Parameters:"]
+        for name, value in list(self._bound.arguments.items())[self._skip:]:
+            kind = self._bound.signature.parameters[name].kind.name
+            flat = [next(specs) if isinstance(x, Tensor) and not isinstance(x, Variable) else x
+                    for x in nest.flatten(value)]
+            shown = nest.pack_like(value, flat)
+            lines.append(f"  {name} ({kind}): {shown!r}" if isinstance(shown, (TensorSpec, Variable))
+                         else f"  {name} ({kind}): Literal[{shown!r}]")
+        outputs = nest.flatten(self.graph.outputs)
+        out_specs = nest.pack_like(self.graph.outputs, [TensorSpec.from_tensor(t) if isinstance(t, Tensor) else t
+                                                        for t in outputs])
+        lines += ["Output Type:", f"  {out_specs!r}", "Captures:"]
+        captured = {id(t): t for e in self.graph.entries for t in e.inputs if isinstance(t, Variable)}
+        lines += [f"  {v.name}: {TensorSpec.from_tensor(v)!r}" for v in captured.values()] or ["  None"]
+        return "\n".join(lines)
+
+    def __str__(self):  # the graph's listing, then its signature as TF prints a ConcreteFunction
+        return f"{self.graph}\n\nConcreteFunction {self.pretty_printed_signature()}"
+
+    def __repr__(self):
+        return f"<ConcreteFunction {self.function.name} at graph '{self.graph.name}'>"
+
+    def __getattr__(self, name):  # placeholders, run(), entries, ...: what the graph has
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.graph, name)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return self.graph._repr_mimebundle_(include, exclude)
+
+
+def _bind(fn, args, kwargs):
+    try:
+        return inspect.signature(fn).bind(*args, **kwargs)
+    except (TypeError, ValueError):  # no signature to bind to: the arguments by position
+        params = [inspect.Parameter(f"arg{i}", inspect.Parameter.POSITIONAL_ONLY) for i in range(len(args))]
+        params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY) for k in kwargs]
+        return inspect.Signature(params).bind(*args, **kwargs)
+
+
+def _positional_names(fn):
+    try:
+        return [name for name, p in inspect.signature(fn).parameters.items()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return []
+
+
+def function(func=None, *, input_signature=None, autograph=True, jit_compile=None, reduce_retracing=False,
+             experimental_compile=None, name=None):
     """Trace ``func`` into a static graph on its first call per input signature, then replay the graph.
 
     The signature is the shape and dtype of each tensor (or numpy array) argument, the identity of
     each Variable argument and the value of every other argument. Variables the function reads are
     captured by reference, so an ``assign_sub`` between calls is seen. Usable as ``@tl.function``
     or ``tl.function(f)``.
+
+    ``input_signature`` (a list of :class:`TensorSpec`) fixes the arguments' dtypes and shapes: other
+    tensors are refused with a TypeError. tapelab still traces once per concrete shape (TF traces
+    once for a whole ``None`` dimension). ``autograph``, ``jit_compile`` and ``reduce_retracing`` are
+    accepted and change nothing: tapelab has no autograph and no compiler.
 
     >>> @tl.function
     ... def square_plus_one(x):
@@ -287,8 +688,20 @@ def function(func=None, *, name=None):
     <tapelab.Tensor: shape=(), dtype=float32, numpy=10.0>
     """
     if func is None:
-        return lambda f: Function(f, name)
-    return Function(func, name)
+        return lambda f: Function(f, name, input_signature, reduce_retracing)
+    return Function(func, name, input_signature, reduce_retracing)
+
+
+@contextlib.contextmanager
+def init_scope():
+    """Run the code inside eagerly even while ``tl.function`` traces (TF's way to make state once, on tracing):
+    its ops are not part of the graph, and its updates happen once, now."""
+    saved = _state.tapes[:]
+    _state.tapes[:] = [t for t in saved if not isinstance(t, Graph)]
+    try:
+        yield
+    finally:
+        _state.tapes[:] = saved
 
 
 def _map_args(fn, args, kwargs):
@@ -306,6 +719,8 @@ def _signature(args, kwargs):
             arr = x._value if isinstance(x, Tensor) else x
             key.append(("tensor", arr.shape, arr.dtype.str))
             tensors.append(x)
+        elif hasattr(type(x), "__tf_tracing_type__"):  # an object that says what makes two of it trace alike
+            key.append(("traced", x.__tf_tracing_type__(None)))
         else:
             try:
                 hash(x)

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from tapelab.learner import spell
+from tapelab.tape import tracing_graph
 from tapelab.tensor import Variable, to_numpy
 
 
@@ -70,6 +71,13 @@ class Optimizer:
                 UserWarning,
                 stacklevel=2,
             )
+        graph = tracing_graph()
+        if graph is not None:  # tl.function is tracing: the graph replays this whole update on every run
+            for _, var in updates:
+                self._slots_for(var)  # the state exists from the first trace on (a later trace may not make it)
+            kept = [(g, var) for g, var in pairs if g is not None]
+            graph._record_apply(self, [g for g, _ in kept], [var for _, var in kept])
+            return self.iterations
         for g, var in updates:
             self._update(g, var)
         self.iterations += 1
@@ -94,9 +102,13 @@ class Optimizer:
         return value
 
     def _slots_for(self, var):
+        """``var``'s state (non-trainable tl.Variables, made on the first step, as Keras builds them); the update
+        rules read and write their arrays directly."""
         entry = self._slots.get(id(var))
         if entry is None or entry[0] is not var:
-            entry = (var, {name: np.zeros_like(var._value) for name in self._slot_names()})
+            base = (var.given_name or "Variable").replace("/", "_")
+            entry = (var, {name: Variable(np.zeros_like(var._value), trainable=False, name=f"{base}_{name}")
+                           for name in self._slot_names()})
             self._slots[id(var)] = entry
         return entry[1]
 
@@ -120,7 +132,7 @@ class Optimizer:
 
     def get_slot(self, var, name):
         """A copy of the optimizer's state ``name`` (e.g. ``"momentum"``, ``"m"``, ``"v"``) for ``var``."""
-        return self._slots_for(var)[name].copy()
+        return self._slots_for(var)[name].numpy()
 
 
 class SGD(Optimizer):
@@ -153,9 +165,9 @@ class SGD(Optimizer):
             var._apply("assign_sub", g * self.learning_rate)
             return
         lr = self._cast(self.learning_rate, var)
-        slots = self._slots_for(var)
+        slot = self._slots_for(var)["momentum"]
         momentum = self._cast(self.momentum, var)
-        m = slots["momentum"] = slots["momentum"] * momentum - g * lr  # m = momentum * m - lr * g
+        m = slot._value = slot._value * momentum - g * lr  # m = momentum * m - lr * g
         if self.nesterov:
             var._apply("assign_add", m * momentum - g * lr)  # look ahead along the new velocity
         else:
@@ -198,8 +210,9 @@ class Adam(Optimizer):
         beta_1_power = np.power(self._cast(self.beta_1, var), t)
         beta_2_power = np.power(self._cast(self.beta_2, var), t)
         alpha = lr * np.sqrt(one - beta_2_power) / (one - beta_1_power)
-        m = slots["m"] = slots["m"] + (g - slots["m"]) * self._cast(1 - self.beta_1, var)
-        v = slots["v"] = slots["v"] + (np.square(g) - slots["v"]) * self._cast(1 - self.beta_2, var)
+        m_slot, v_slot = slots["m"], slots["v"]
+        m = m_slot._value = m_slot._value + (g - m_slot._value) * self._cast(1 - self.beta_1, var)
+        v = v_slot._value = v_slot._value + (np.square(g) - v_slot._value) * self._cast(1 - self.beta_2, var)
         var._apply("assign_sub", (m * alpha) / (np.sqrt(v) + self._cast(self.epsilon, var)))
 
 

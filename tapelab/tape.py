@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from tapelab import nest
-from tapelab.errors import InvalidArgumentError
+from tapelab.errors import InvalidArgumentError, LeakedTensorError
 from tapelab.learner import spell, stacklevel
 from tapelab.primitives import NUMPY
 from tapelab.tensor import Tensor, Variable, to_numpy
@@ -74,6 +74,8 @@ def run(op, inputs, **params):
         )
     try:
         value = op.forward(*values, **params)
+    except LeakedTensorError:
+        raise
     except (ValueError, IndexError, TypeError) as e:
         shapes = " and ".join(f"{tuple(v.shape)} {v.dtype}" for v in values)
         raise InvalidArgumentError(f"{op.name}: cannot compute it for inputs {shapes}: {e}") from None
@@ -89,6 +91,18 @@ def run(op, inputs, **params):
         from tapelab.debugging import _forward_error  # recorded first, so the error can point at the entry
         raise _forward_error(op, inputs, out)
     return out
+
+
+def tracing_graph():
+    """The graph ``tl.function`` is tracing right now, or None (eager)."""
+    return next((r for r in _state.tapes if hasattr(r, "_record_apply")), None)
+
+
+def note_variable(variable):
+    """A tl.Variable was just made: tell a graph being traced (a function may make Variables only once)."""
+    for recorder in _state.tapes:
+        if hasattr(recorder, "_record_variable"):
+            recorder._record_variable(variable)
 
 
 def note_assign(variable, how, value, old):
@@ -546,6 +560,8 @@ class GradientTape:
                         )
                     try:
                         c = rule(B, g, out, *values, **params)
+                        if c is None:  # (a custom gradient's grad_fn may send nothing to an input)
+                            continue
                     except InvalidArgumentError as err:  # a recorded VJP op (higher order) produced NaN/Inf
                         if err.phase != "forward":
                             raise

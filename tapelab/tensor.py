@@ -266,6 +266,8 @@ class Variable(Tensor):
         self._name = name  # None: TF's default name, "Variable"
         self.trainable = bool(trainable)
         self._uid = next(Variable._created)
+        if _tape._state.tapes:
+            _tape.note_variable(self)
 
     @property
     def name(self):
@@ -363,10 +365,15 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     else:
         np_dtype = dtypes.as_dtype(dtype).as_numpy_dtype
         if isinstance(value, (str, bytes)) or getattr(value, "dtype", np_dtype).kind in "USO":
-            dtypes.infer_numpy_dtype(value)  # numpy would parse "1" as 1.0; refuse, with infer's message
+            raise TypeError(  # (numpy would parse "1" as 1.0)
+                f"Cannot convert {value!r} to a {np_dtype} tensor: it is text (or Python objects), not numbers. "
+                "Convert the data to numbers first, e.g. float(s), or np.asarray(values, dtype=np.float32)."
+            )
         _check_lossless(value, np_dtype)
     try:
         array = np.asarray(value, dtype=np_dtype)
+    except OverflowError:  # TF wraps a Python int into a narrower integer dtype: constant(2**31, tl.int32) is -2**31
+        array = np.asarray(value, dtype=np.int64).astype(np_dtype)
     except (ValueError, TypeError) as e:
         raise TypeError(f"cannot make a {np_dtype} tensor from {value!r}: {e}") from None
     return Tensor(array)

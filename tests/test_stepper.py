@@ -452,7 +452,7 @@ def test_a_long_walk_stores_its_first_and_last_steps_as_text():
 
 def test_a_traced_graph_cannot_be_stepped_and_says_what_to_do():
     graph = tl.function(lambda v: v * v).get_concrete_function(tl.constant(1.0))
-    with pytest.raises(TypeError, match=r"Graph is not a GradientTape.*tl.viz.draw\(graph\)"):
+    with pytest.raises(TypeError, match=r"ConcreteFunction is not a GradientTape.*tl.viz.draw\(graph\)"):
         walkthrough(graph, None, [])
 
 
