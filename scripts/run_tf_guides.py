@@ -11,10 +11,13 @@ basic_training_loops, function and intro_to_graphs (``.ipynb``), then::
 Each guide runs in one fresh namespace, cells in order, as a reader pasting them would. Shell
 (``!pip``) and magic (``%``) lines are skipped; matplotlib draws off screen. A cell *runs* when it
 raises nothing. A cell that stops with ``tapelab.errors.UnsupportedError`` needs a feature tapelab
-leaves to TensorFlow on purpose; any other exception is a gap. The table counts each kind.
+leaves to TensorFlow on purpose; any other exception is a gap. A cell that stops on a NameError for a
+name an earlier stopped cell should have made counts as that cell's kind of stop (the last column says
+how many). The table counts each kind.
 """
 
 import argparse
+import ast
 import contextlib
 import io
 import json
@@ -45,10 +48,28 @@ def runnable(source):
     return "\n".join("" if line.lstrip().startswith(("!", "%")) else line for line in source.splitlines())
 
 
+def defined_names(source):
+    """The names a cell binds at its top level (assignments, def, class, import)."""
+    names = set()
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return names
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
+
+
 def run_guide(path, verbose=False):
     namespace = {"__name__": "__main__"}
-    counts = {"ran": 0, "unsupported": 0, "failed": 0}
+    counts = {"ran": 0, "unsupported": 0, "failed": 0, "follow": 0}
     failures = []
+    unbound = {}  # name -> the kind of stop of the cell that should have bound it
     for k, source in enumerate(code_cells(path), start=1):
         out = io.StringIO()
         code = runnable(source)
@@ -58,9 +79,15 @@ def run_guide(path, verbose=False):
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
                 exec(compile(code, filename, "exec"), namespace)  # noqa: S102
             counts["ran"] += 1
+            for name in defined_names(code):
+                unbound.pop(name, None)
         except Exception as exc:  # noqa: BLE001 - counting what stops a cell is the point
             kind = "unsupported" if any(c.__name__ == "UnsupportedError" for c in type(exc).__mro__) else "failed"
+            if isinstance(exc, NameError) and getattr(exc, "name", None) in unbound:
+                kind = unbound[exc.name]  # a name an earlier stopped cell should have made: that cell's stop
+                counts["follow"] += 1
             counts[kind] += 1
+            unbound.update((name, kind) for name in defined_names(code) if name not in namespace)
             failures.append((k, kind, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"))
             if verbose:
                 print(f"--- {path.stem} cell {k} ({kind})\n{source.strip()}\n>>> {failures[-1][2][:300]}", flush=True)
@@ -83,21 +110,24 @@ def main(argv=None):
         import tapelab
         sys.modules["tensorflow"] = tapelab  # `import tensorflow as tf` in a cell now gives tapelab
     paths = sorted(p for p in args.directory.iterdir() if p.suffix in (".ipynb", ".py"))
-    rows, totals = [], {"cells": 0, "ran": 0, "unsupported": 0, "failed": 0}
+    rows, totals = [], {"cells": 0, "ran": 0, "unsupported": 0, "failed": 0, "follow": 0}
     for path in paths:
         start = time.perf_counter()
         counts, _ = run_guide(path, args.verbose)
-        cells = sum(counts.values())
+        cells = counts["ran"] + counts["unsupported"] + counts["failed"]
         rows.append((path.stem, cells, counts, time.perf_counter() - start))
         totals["cells"] += cells
         for key in counts:
             totals[key] += counts[key]
     engine = "TensorFlow" if args.tf else "tapelab"
-    print(f"| guide ({engine}) | code cells | run | stop: left to TensorFlow | stop: other | seconds |")
-    print("|---|---|---|---|---|---|")
+    print(f"| guide ({engine}) | code cells | run | stop: left to TensorFlow | stop: other "
+          "| (stops that follow an earlier stop) | seconds |")
+    print("|---|---|---|---|---|---|---|")
     for name, cells, c, seconds in rows:
-        print(f"| {name} | {cells} | {c['ran']} | {c['unsupported']} | {c['failed']} | {seconds:.1f} |")
-    print(f"| all | {totals['cells']} | {totals['ran']} | {totals['unsupported']} | {totals['failed']} | |")
+        print(f"| {name} | {cells} | {c['ran']} | {c['unsupported']} | {c['failed']} | {c['follow']} "
+              f"| {seconds:.1f} |")
+    print(f"| all | {totals['cells']} | {totals['ran']} | {totals['unsupported']} | {totals['failed']} "
+          f"| {totals['follow']} | |")
 
 
 if __name__ == "__main__":

@@ -32,8 +32,9 @@ def custom_gradient(f=None):
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
         xs = tuple(convert_to_tensor(a) for a in args)
-        op = Op(f.__name__, _CustomForward(f, kwargs, len(xs)), saves=True)
-        value, residual = op.forward(*(x._value for x in xs))
+        forward = _CustomForward(f, kwargs, len(xs))
+        op = Op(f.__name__, forward, saves=True)
+        value, residual = forward.on(xs)  # f sees the tensors themselves: grad_fn may use them (higher order)
         inputs = xs + tuple(residual.variables)
         op.vjps = tuple(functools.partial(_custom_vjp, i) for i in range(len(inputs)))
         op.formulas = _formulas(f, residual.grad_fn, len(xs), residual.variables)
@@ -51,11 +52,14 @@ class _CustomForward:
     def __init__(self, f, kwargs, n_inputs):
         self.f, self.kwargs, self.n_inputs = f, kwargs, n_inputs
 
-    def __call__(self, *values):
-        watcher = _VariableWatcher()
+    def __call__(self, *values):  # a traced graph runs the op again on new values
+        return self.on([Tensor(v) for v in values[:self.n_inputs]])
+
+    def on(self, xs):
+        watcher = _VariableWatcher(xs)
         saved, _state.tapes[:] = _state.tapes[:], [watcher]
         try:
-            result = self.f(*(Tensor(v) for v in values[:self.n_inputs]), **self.kwargs)
+            result = self.f(*xs, **self.kwargs)
         finally:
             _state.tapes[:] = saved
         if not (isinstance(result, (tuple, list)) and len(result) == 2 and callable(result[1])):
@@ -79,12 +83,14 @@ class _VariableWatcher:
 
     _paused = False
 
-    def __init__(self):
+    def __init__(self, arguments):
         self.variables = []
+        self.arguments = arguments  # (a Variable passed as an argument is an input already)
 
     def _record(self, op, inputs, values, out, params, residual):
         for t in inputs:
-            if isinstance(t, Variable) and t.trainable and all(t is not v for v in self.variables):
+            if (isinstance(t, Variable) and t.trainable and all(t is not v for v in self.variables)
+                    and all(t is not a for a in self.arguments)):
                 self.variables.append(t)
 
 

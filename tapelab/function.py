@@ -59,8 +59,8 @@ class SymbolicTensor(Tensor):
             f"traced (shape {tuple(self.shape)}, {self.dtype.name}): its value differs on every call, and "
             "Python runs only once, while tracing. Keep the decision in the graph: tl.where(cond, a, b) "
             "picks elementwise, tl.cond(pred, true_fn, false_fn) picks a branch; a loop over a Python range "
-            "unrolls. (TensorFlow's autograph rewrites Python `if`, `while` and `for` over tensors into such "
-            "ops; tapelab leaves autograph to TensorFlow.) Or leave this code outside the traced function."
+            "unrolls. (Rewriting Python `if`, `while` and `for` over tensors into such ops is the job of "
+            "TensorFlow's autograph, which is left to TensorFlow.) Or leave this code outside the traced function."
         )
 
     def __bool__(self):
@@ -560,10 +560,14 @@ class ConcreteFunction:
         # the parameters a call passes: those that held tensors (or Variables) when traced, in order
         self._tensor_params = [name for name, value in bound.arguments.items()
                                if any(isinstance(v, Tensor) for v in nest.flatten(value))][skip:]
-        tensors = [v for value in bound.arguments.values() for v in nest.flatten(value)
-                   if isinstance(v, Tensor) and not isinstance(v, Variable)]
         specs = specs or {}
-        self._specs = [specs.get(id(t), None) or TensorSpec.from_tensor(t) for t in tensors]
+        self._specs = []  # one per tensor argument, named after its parameter (as TF names them)
+        for name, value in bound.arguments.items():
+            leaves = nest.flatten(value)
+            for t in leaves:
+                if isinstance(t, Tensor) and not isinstance(t, Variable):
+                    spec = specs.get(id(t)) or TensorSpec.from_tensor(t)
+                    self._specs.append(TensorSpec(spec.dims, spec.dtype, name if len(leaves) == 1 else spec.name))
 
     def __call__(self, *args, **kwargs):
         if len(args) > len(self._tensor_params):

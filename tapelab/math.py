@@ -8,7 +8,7 @@ import builtins
 from typing import NamedTuple
 
 from tapelab import dtypes
-from tapelab.errors import InvalidArgumentError
+from tapelab.errors import InvalidArgumentError, Unsupported
 from tapelab.ops import (  # noqa: F401
     _axes,
     _binary,
@@ -65,6 +65,10 @@ from tapelab.ops import (  # noqa: F401
 from tapelab.primitives import OPS
 from tapelab.tape import run
 from tapelab.tensor import convert_to_tensor
+
+_COMPLEX = "split a complex value into two float tensors (its real and imaginary parts)."
+real, imag, conj, angle = (Unsupported(f"tl.math.{name}", "complex numbers", _COMPLEX)
+                           for name in ("real", "imag", "conj", "angle"))
 
 sin = _unary("sin", "The sine of x (radians).")
 cos = _unary("cos", "The cosine of x (radians).")

@@ -34,6 +34,8 @@ def _binary(name, doc, accepts=None):
     op = OPS[name]
 
     def fn(x, y, name=None):
+        if accepts is _booleans:  # TF converts Python operands of logical ops to bool (1 is refused, not cast)
+            x, y = (t if isinstance(t, Tensor) else convert_to_tensor(t, dtype=dtypes.bool) for t in (x, y))
         if not (isinstance(x, Tensor) and isinstance(y, Tensor)):
             x, y = _pair(x, y, op.name)
         if accepts is not None:
@@ -422,7 +424,18 @@ def _dtype_text(name, x, y):
 
 
 def getitem(tensor, key):
-    """``tensor[key]``: numpy-style indexing and slicing (recorded; the gradient scatters back)."""
+    """``tensor[key]``: numpy-style indexing and slicing (recorded; the gradient scatters back).
+
+    An index that is itself a tensor is read as its value; inside ``tl.function`` (where it has no value
+    yet) an integer tensor index becomes a :func:`gather`, so the graph picks anew on every run.
+    """
+    parts = key if isinstance(key, tuple) else (key,)
+    if any(isinstance(k, Tensor) for k in parts):
+        from tapelab.function import SymbolicTensor
+
+        traced = [i for i, k in enumerate(parts) if isinstance(k, SymbolicTensor)]
+        if traced:
+            return _traced_index(tensor, parts, traced[0])
     if isinstance(key, tuple):
         key = tuple(k._value if isinstance(k, Tensor) else k for k in key)
     elif isinstance(key, Tensor):
@@ -434,6 +447,15 @@ def getitem(tensor, key):
             f"{e}. Index a tensor of shape {tuple(tensor.shape)} with at most {tensor.ndim} indices, each in "
             "0..size-1 (or -size..-1) of its axis."
         ) from None
+
+
+def _traced_index(tensor, parts, position):
+    # x[..., i, ...] with a traced integer tensor i among full slices: a gather along that axis
+    index = parts[position]
+    others = [k for i, k in enumerate(parts) if i != position]
+    if not index.dtype.is_integer or any(not (isinstance(k, slice) and k == slice(None)) for k in others):
+        index.__index__()  # refused, with the tracing error that says what to write instead
+    return gather(tensor, index, axis=position)
 
 
 def _scatter(g, key, shape):
@@ -512,16 +534,15 @@ def ones_like(input, dtype=None, name=None):
 
 
 def fill(dims, value, name=None):
-    """A tensor of shape ``dims`` filled with ``value``."""
-    v = convert_to_tensor(value)
-    return Tensor(np.full(_shape(dims), v._value))
+    """A tensor of shape ``dims`` filled with ``value`` (an op: a gradient reaches ``value``, summed)."""
+    return broadcast_to(convert_to_tensor(value), _shape(dims))
 
 
 def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001
     """Like Python's range, as a tensor: ``tl.range(5)`` is [0 1 2 3 4]; floats step too (``tl.range(0, 1, 0.25)``)."""
     if limit is None:
         start, limit = 0, start
-    bounds = [to_numpy(v).item() if isinstance(v, Tensor) else v for v in (start, limit, delta)]
+    bounds = [v.numpy().item() if isinstance(v, Tensor) else v for v in (start, limit, delta)]  # (traced: refused)
     kind = (dtypes.infer_numpy_dtype(bounds) if dtype is None else dtypes.as_dtype(dtype).as_numpy_dtype)
     for v in bounds:
         convert_to_tensor(v, dtype=kind)  # TF refuses range(0.0, dtype=tl.int32): a float is not truncated

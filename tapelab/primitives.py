@@ -294,6 +294,13 @@ def _cumulative(ufunc, x, axis, exclusive, reverse):
     return np.flip(out, axis) if reverse else np.ascontiguousarray(out)
 
 
+def _cumprod_vjp(B, g, out, x, axis, exclusive, reverse):
+    # TF's rule: each product's share goes back divided by x (div_no_nan: 0 where x is 0)
+    total = B.cumsum(out * g, axis=axis, exclusive=exclusive, reverse=not reverse)
+    zero = x == 0
+    return B.where(zero, B.zeros_like(total), total / B.where(zero, B.ones_like(x), x))
+
+
 def _erf(x):
     # numpy has no erf; math.erf is exact to double precision (one Python call per element: fine for a course)
     return np.asarray(_ERF(x.astype(np.float64)), dtype=x.dtype) if x.size else x.copy()
@@ -710,9 +717,7 @@ defop("cumsum", lambda x, axis, exclusive, reverse: _cumulative(np.add, x, axis,
        B.cumsum(g, axis=axis, exclusive=exclusive, reverse=not reverse),),
       ("dx = cumsum(g) in the other direction",), quiet=True)
 defop("cumprod", lambda x, axis, exclusive, reverse: _cumulative(np.multiply, x, axis, exclusive, reverse),
-      (lambda B, g, out, x, axis, exclusive, reverse:
-       B.cumsum(out * g, axis=axis, exclusive=exclusive, reverse=not reverse) / x,),
-      ("dx = cumsum(g * out) in the other direction / x",), quiet=True)
+      (_cumprod_vjp,), ("dx = cumsum(g * out) in the other direction / x   (0 where x = 0, as TF)",), quiet=True)
 
 # picking, joining and padding
 defop("gather", _gather,

@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from tapelab import nest
-from tapelab.errors import InvalidArgumentError, LeakedTensorError
+from tapelab.errors import InvalidArgumentError, LeakedTensorError, UnsupportedError
 from tapelab.learner import spell, stacklevel
 from tapelab.primitives import NUMPY
 from tapelab.tensor import Tensor, Variable, to_numpy
@@ -74,7 +74,7 @@ def run(op, inputs, **params):
         )
     try:
         value = op.forward(*values, **params)
-    except LeakedTensorError:
+    except (LeakedTensorError, UnsupportedError):  # (a traced tensor used as a number says so itself)
         raise
     except (ValueError, IndexError, TypeError) as e:
         shapes = " and ".join(f"{tuple(v.shape)} {v.dtype}" for v in values)
@@ -181,7 +181,6 @@ class GradientTape:
         self.entries = []
         self._tracked = {}  # id -> tensor: watched tensors and outputs of recorded ops
         self._watched = {}  # id -> tensor: what watch() (or reading a Variable) added, in order
-        self._watched_at = {}  # id -> entry index: a watch() that came after the tensor was used counts from there
         self._stopped = {}  # id -> tensor: computed from tracked tensors inside stop_recording()
         self._stopped_from = {}  # id -> ids of the tracked or stopped tensors it was computed from
         self._paused = False  # True inside stop_recording()
@@ -254,9 +253,6 @@ class GradientTape:
                 if isinstance(t, Variable):
                     self._watched[id(t)] = t  # (TF lists it among the watched variables all the same)
                 continue
-            if id(t) not in self._tracked and self.entries:
-                # the tape records what it watched when each op ran: ops that already used t do not count
-                self._watched_at[id(t)] = len(self.entries)
             self._tracked[id(t)] = self._watched[id(t)] = t
 
     @property
@@ -300,7 +296,6 @@ class GradientTape:
         """Forget everything recorded and watched, as if this were a new tape (recording goes on)."""
         self.entries = []
         self._watched.clear()
-        self._watched_at.clear()
         if self._forgotten is None:
             self._forgotten = weakref.WeakValueDictionary()
         self._forgotten.update(self._tracked)
@@ -377,10 +372,7 @@ class GradientTape:
         for k in range(int(np.prod(shape, dtype=np.int64))):
             seed = np.zeros(int(np.prod(shape, dtype=np.int64)), target._value.dtype)
             seed[k] = 1
-            # (a target the tape never tracked starts nothing: TF's jacobian(v, v) of an unread v is None,
-            # although its gradient(v, v) is ones)
-            grads = self._backprop({id(target): (target, seed.reshape(shape))}, flat_sources) \
-                if id(target) in self._tracked else {}
+            grads = self._backprop({id(target): (target, seed.reshape(shape))}, flat_sources)
             rows.append([self._result(s, grads, unconnected) for s in flat_sources])
         self._release()
         result = []
@@ -418,12 +410,11 @@ class GradientTape:
         for k in range(per_example):  # seed element k of every example at once
             seed = np.zeros((batch, per_example), target._value.dtype)
             seed[:, k] = 1
-            grads = self._backprop({id(target): (target, seed.reshape(target.shape))}, [source]) \
-                if id(target) in self._tracked else {}
+            grads = self._backprop({id(target): (target, seed.reshape(target.shape))}, [source])
             rows.append(self._result(source, grads, unconnected))
         self._release()
-        if any(r is None for r in rows):
-            return None
+        if any(r is None for r in rows):  # TF: a target that does not depend on the source gives zeros here
+            rows = [Tensor(np.zeros(source._value.shape, source._value.dtype)) for _ in rows]
         from tapelab import ops
 
         shape = tuple(target.shape) + tuple(source.shape[1:])
@@ -520,14 +511,13 @@ class GradientTape:
         recording, the VJPs run as recorded tensor ops so that tape can differentiate them again.
         """
         tracked = self._tracked
-        late = self._watched_at  # (usually empty) id -> the first entry that may use a tensor watched late
         reaches = {id(s) for s in sources if id(s) in tracked}  # ids of tensors that depend on a watched source
-        if self._watched.keys() <= reaches and not late:  # every watched tensor is a source: all the tape tracked
+        if self._watched.keys() <= reaches:  # every watched tensor is a source: all that the tape tracked
             reaches = tracked
         else:
-            for position, e in enumerate(self.entries):
+            for e in self.entries:
                 for x in e.inputs:
-                    if id(x) in reaches and position >= late.get(id(x), 0):
+                    if id(x) in reaches:
                         reaches.add(id(e.output))
                         break
         check = _check_numerics
@@ -537,9 +527,7 @@ class GradientTape:
         was_paused, self._paused = self._paused, True  # the backward pass is not part of this tape's recording
         try:
             grads = {k: Tensor(g) if outer else g for k, (t, g) in seeds.items()}
-            entries = self.entries
-            for position in range(len(entries) - 1, -1, -1):
-                e = entries[position]
+            for e in reversed(self.entries):
                 g = grads.get(id(e.output))
                 if g is None:  # nothing reached this op's output (its inputs need no gradient either)
                     continue
@@ -548,7 +536,7 @@ class GradientTape:
                 contributions = [] if on_step is not None else None
                 for i, x in enumerate(e.inputs):
                     key = id(x)
-                    if key not in reaches or (late and position < late.get(key, 0)):
+                    if key not in reaches:
                         continue
                     rule = vjps[i]
                     if rule is None:
@@ -615,7 +603,6 @@ class GradientTape:
             self.entries = []
             self._tracked = {}
             self._watched = {k: t for k, t in self._watched.items() if isinstance(t, Variable)}  # TF still lists them
-            self._watched_at = {}
             self._stopped = {}
             self._stopped_from = {}
 
