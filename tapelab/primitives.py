@@ -110,6 +110,17 @@ def _mask(B, cond, like):
     return cond.astype(like.dtype) if B is NUMPY else B.cast(cond, dtype=like.dtype)
 
 
+def _select(B, cond, g):
+    # g where cond holds, an exact 0 elsewhere (a NaN or inf in g does not leak through as 0 * NaN would);
+    # cond may be broadcast against g
+    return B.where(cond, g, B.zeros_like(g))
+
+
+def _unless_zero(B, g, grad):
+    # TF's sqrt, rsqrt and reciprocal rules give exactly 0 where the upstream gradient is 0 (0 * inf is NaN)
+    return B.where(g == 0, B.zeros_like(grad), grad)
+
+
 def _swap_last(B, x):
     if B is NUMPY:
         return x.swapaxes(-1, -2)  # the same view the transpose op gives, without the op's call
@@ -148,7 +159,8 @@ def _softmax(x, axis=-1):
 
 
 def _log_softmax(x, axis=-1):
-    return x - _logsumexp(x, axis)
+    shifted = x - _max(x, axis)  # as TF: the max out first, so log(2) is not lost next to a huge max
+    return shifted - np.log(np.add.reduce(np.exp(shifted), axis=axis, keepdims=True))
 
 
 def _is_hot(indices, depth):
@@ -327,10 +339,11 @@ def _gelu_vjp(B, g, out, x, approximate):
 def _relu_grad(u, x, alpha=0.0, cap=None):
     # u * (the slope of relu / leaky_relu / relu6 at x): 1 above 0 (below `cap`), `alpha` below, 0 past the cap.
     # A NaN x takes the slope below 0, as TF's kernels do
-    if alpha == 0 and cap is None:
+    if cap is not None:  # relu6: a product, as TF's kernel (a NaN upstream stays NaN)
+        return u * ((x > 0) & (x < cap))
+    if alpha == 0:
         return u * (x > 0)
-    slope = np.where(x > 0, u, alpha * u)
-    return slope if cap is None else np.where(x < cap, slope, 0).astype(u.dtype)
+    return np.where(x > 0, u, alpha * u)
 
 
 def _min(x, axis, keepdims=True):
@@ -551,7 +564,8 @@ def _where_vjps():
 # elementwise, one input
 defop("negative", np.negative, (lambda B, g, out, x: -g,), ("dx = -g",))
 defop("square", np.square, (lambda B, g, out, x: g * 2 * x,), ("dx = g * 2 * x",))
-defop("sqrt", np.sqrt, (lambda B, g, out, x: g * 0.5 / out,), ("dx = g / (2 * sqrt(x))",), float_only=True)
+defop("sqrt", np.sqrt, (lambda B, g, out, x: _unless_zero(B, g, g * 0.5 / out),), ("dx = g / (2 * sqrt(x))",),
+      float_only=True)
 defop("exp", np.exp, (lambda B, g, out, x: g * out,), ("dx = g * exp(x)",), float_only=True)
 defop("log", np.log, (lambda B, g, out, x: g / x,), ("dx = g / x",), float_only=True)
 defop("abs", np.abs, (lambda B, g, out, x: g * B.sign(x),), ("dx = g * sign(x)",))
@@ -583,14 +597,15 @@ defop("pow", np.power,
       (lambda B, g, out, x, y: unbroadcast(B, g * y * x ** (y - 1), x.shape),
        lambda B, g, out, x, y: unbroadcast(B, g * out * B.log(B.where(x > 0, x, B.ones_like(x))), y.shape)),
       ("dx = g * y * x^(y-1)", "dy = g * x^y * log(x)   (0 where x <= 0)"), same_dtype=True, broadcasts=True, quiet=True)
-# maximum/minimum: x gets g where it wins or ties, y everywhere else (also where a NaN makes the test false), as TF
+# maximum/minimum: x gets g where it wins or ties, y everywhere else (also where a NaN makes the test false); the
+# other side gets an exact 0, even where g is NaN or inf (a select, as TF's rule)
 defop("maximum", np.maximum,
-      (lambda B, g, out, x, y: unbroadcast(B, g * _mask(B, x >= y, g), x.shape),
-       lambda B, g, out, x, y: unbroadcast(B, g * _mask(B, ~(x >= y), g), y.shape)),
+      (lambda B, g, out, x, y: unbroadcast(B, _select(B, x >= y, g), x.shape),
+       lambda B, g, out, x, y: unbroadcast(B, _select(B, ~(x >= y), g), y.shape)),
       ("dx = g * [x >= y]", "dy = g * [not x >= y]"), same_dtype=True, broadcasts=True)
 defop("minimum", np.minimum,
-      (lambda B, g, out, x, y: unbroadcast(B, g * _mask(B, x <= y, g), x.shape),
-       lambda B, g, out, x, y: unbroadcast(B, g * _mask(B, ~(x <= y), g), y.shape)),
+      (lambda B, g, out, x, y: unbroadcast(B, _select(B, x <= y, g), x.shape),
+       lambda B, g, out, x, y: unbroadcast(B, _select(B, ~(x <= y), g), y.shape)),
       ("dx = g * [x <= y]", "dy = g * [not x <= y]"), same_dtype=True, broadcasts=True)
 defop("floormod", _floormod,
       (lambda B, g, out, x, y: unbroadcast(B, g, x.shape),
@@ -655,8 +670,9 @@ for _name, _fn, _rule, _formula in [
     ("asinh", np.arcsinh, lambda B, g, out, x: g / B.cosh(out), "dx = g / sqrt(x^2 + 1)"),
     ("acosh", np.arccosh, lambda B, g, out, x: g / B.sinh(out), "dx = g / sqrt(x^2 - 1)"),
     ("atanh", np.arctanh, lambda B, g, out, x: g / (1 - x * x), "dx = g / (1 - x^2)"),
-    ("reciprocal", np.reciprocal, lambda B, g, out, x: -g * out * out, "dx = -g / x^2"),
-    ("rsqrt", lambda x: 1 / np.sqrt(x), lambda B, g, out, x: -0.5 * g * out * out * out, "dx = -g / (2 * x^(3/2))"),
+    ("reciprocal", np.reciprocal, lambda B, g, out, x: _unless_zero(B, g, -g * out * out), "dx = -g / x^2"),
+    ("rsqrt", lambda x: 1 / np.sqrt(x), lambda B, g, out, x: _unless_zero(B, g, -0.5 * g * out * out * out),
+     "dx = -g / (2 * x^(3/2))"),
     ("log1p", np.log1p, lambda B, g, out, x: g / (1 + x), "dx = g / (1 + x)"),
     ("expm1", np.expm1, lambda B, g, out, x: g * B.exp(x), "dx = g * exp(x)"),
     ("erf", _erf, lambda B, g, out, x: g * (2 / math.sqrt(math.pi)) * B.exp(-x * x), "dx = g * 2 / sqrt(pi) * exp(-x^2)"),
@@ -684,8 +700,9 @@ defop("leaky_relu", lambda x, alpha: np.where(x > 0, x, alpha * x).astype(x.dtyp
       (lambda B, g, out, x, alpha: B.relu_grad(g, x, alpha=alpha),), ("dx = g where x > 0, else alpha * g",),
       float_only=True)
 defop("relu_grad", _relu_grad,
-      (lambda B, g, out, u, x, alpha=0.0, cap=None: B.relu_grad(g, x, alpha=alpha, cap=cap), _no_grad_at(1)),
-      ("du = g * slope(x)   (the relu's slope at x)", "dx = 0"), same_dtype=True)
+      (lambda B, g, out, u, x, alpha=0.0, cap=None: unbroadcast(B, B.relu_grad(g, x, alpha=alpha, cap=cap), u.shape),
+       _no_grad_at(1)),
+      ("du = g * slope(x)   (the relu's slope at x)", "dx = 0"), same_dtype=True, broadcasts=True)
 defop("gelu", _gelu, (_gelu_vjp,), ("dx = g * (Phi(x) + x * phi(x))   (Phi, phi: the normal CDF and density)",),
       float_only=True)
 defop("silu", lambda x, beta: x / (1 + np.exp(-beta * x)) if beta != 1 else x * _sigmoid(x),
