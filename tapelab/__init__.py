@@ -52,7 +52,6 @@ from tapelab.ops import (  # noqa: F401
     eye,
     fill,
     floor,
-    floordiv,
     gather,
     greater,
     greater_equal,
@@ -60,7 +59,6 @@ from tapelab.ops import (  # noqa: F401
     less,
     less_equal,
     linspace,
-    log,
     logical_and,
     logical_not,
     logical_or,
@@ -82,7 +80,6 @@ from tapelab.ops import (  # noqa: F401
     reduce_max,
     reduce_mean,
     reduce_sum,
-    relu,
     reshape,
     shape,
     sigmoid,
@@ -148,3 +145,8 @@ from tapelab.config import device  # noqa: F401, E402
 from tapelab.custom import custom_gradient  # noqa: F401, E402
 from tapelab.unsupported import *  # noqa: F401, F403, E402
 from tapelab.unsupported import types  # noqa: F401, E402
+
+# the public names: TF's (docs/tf_api.md lists them against TensorFlow 2.21) and tapelab's own teaching tools
+_IMPLEMENTATION = {"custom", "exercises", "function", "gradcheck", "learner", "module", "nest", "ops", "primitives",
+                   "tape", "tensor", "unsupported"}
+__all__ = sorted(name for name in dir() if not name.startswith("_") and name not in _IMPLEMENTATION)

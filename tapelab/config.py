@@ -78,3 +78,6 @@ def device(device_name):
         raise UnsupportedError(f"running on {device_name} (GPUs and TPUs)",
                                "leave out the tl.device block: tapelab runs every op on the CPU, in numpy.")
     yield
+
+__all__ = ["experimental", "functions_run_eagerly", "get_visible_devices", "list_logical_devices",
+           "list_physical_devices", "run_functions_eagerly", "set_visible_devices"]

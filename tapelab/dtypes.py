@@ -51,8 +51,9 @@ _BY_NUMPY = {d.as_numpy_dtype: d for d in (float16, float32, float64, int8, int1
 SUPPORTED = frozenset(_BY_NUMPY)  # the numpy dtypes a tensor may have
 
 
-def as_dtype(value):
+def as_dtype(type_value):
     """Turn ``tl.float32``, ``"float32"``, ``np.float32`` or ``np.dtype`` into a :class:`DType`."""
+    value = type_value
     if isinstance(value, DType):
         return value
     if hasattr(type(value), "error") and type(value).__name__ == "Unsupported":  # tl.string, tl.complex64
@@ -166,3 +167,5 @@ def _unsupported_kind(kind):
                             "turn text into numbers first: [float(s) for s in strings] for numbers written as text, "
                             "np.asarray(values, dtype=np.float32) for arrays, one integer id per word (a "
                             "vocabulary) for words.")
+
+__all__ = ["DType", "as_dtype", "bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8"]

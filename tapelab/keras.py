@@ -12,3 +12,5 @@ from tapelab import datasets, layers, losses, metrics, optimizers  # noqa: F401
 from tapelab.layers import Sequential  # noqa: F401
 
 backend = SimpleNamespace(clear_session=layers.clear_session, epsilon=lambda: losses.EPSILON)
+
+__all__ = ["Sequential", "backend", "datasets", "layers", "losses", "metrics", "optimizers"]

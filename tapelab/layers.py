@@ -255,3 +255,5 @@ class Sequential(Layer):
             lines.append(f"  {getattr(layer, 'name', type(layer).__name__):<20} params: {n}")
         lines.append(f"Total params: {self.count_params()}")
         print_fn("\n".join(lines))
+
+__all__ = ["Dense", "Flatten", "Layer"]

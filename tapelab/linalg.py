@@ -101,3 +101,5 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
     kept = [n for i, n in enumerate(result.shape) if axes is not None and i not in axes]
     return reshape(result, kept)
 
+__all__ = ["det", "diag", "diag_part", "einsum", "eye", "inv", "matmul", "matrix_transpose", "matvec", "norm", "solve",
+           "trace"]

@@ -59,6 +59,9 @@ def mean_squared_error(y_true, y_pred):
     return ops.reduce_mean(ops.square(ops.subtract(y_true, y_pred)), axis=-1)  # mean over the last axis
 
 
+MSE = mse = mean_squared_error  # Keras 3's names for it
+
+
 def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False):
     """Per-example cross-entropy ``-log p[label]`` for integer labels.
 
@@ -174,3 +177,6 @@ class SparseCategoricalCrossentropy(Loss):
 
     def __repr__(self):
         return f"<tapelab.losses.SparseCategoricalCrossentropy from_logits={self.from_logits}>"
+
+__all__ = ["Loss", "MSE", "MeanSquaredError", "SparseCategoricalCrossentropy", "mean_squared_error", "mse",
+           "sparse_categorical_crossentropy"]

@@ -86,16 +86,37 @@ rsqrt = _unary("rsqrt", "1 / sqrt(x).")
 log1p = _unary("log1p", "log(1 + x), accurate for small x.")
 expm1 = _unary("expm1", "exp(x) - 1, accurate for small x.")
 erf = _unary("erf", "The error function, 2/sqrt(pi) times the integral of exp(-t^2) from 0 to x.")
-softplus = _unary("softplus", "log(1 + exp(x)), computed without overflow: a smooth relu.")
+
 log_sigmoid = _unary("log_sigmoid", "log(sigmoid(x)) = -softplus(-x), computed without overflow.")
-softsign = _unary("softsign", "x / (1 + |x|).")
+
 ceil = _unary("ceil", "The smallest integer >= x (no gradient: None).")
 round = _unary("round", "The nearest integer, halves to even as in TF: round(2.5) is 2 (no gradient: None).")  # noqa: A001
 is_finite = _unary("is_finite", "True where x is neither inf nor NaN.")
 is_nan = _unary("is_nan", "True where x is NaN.")
 is_inf = _unary("is_inf", "True where x is +inf or -inf.")
 squared_difference = _binary("squared_difference", "(x - y) ** 2, elementwise with broadcasting.")
-atan2 = _binary("atan2", "The angle of the point (x, y) from the x axis, in (-pi, pi]: atan2(y, x).")
+_atan2 = _binary("atan2", "")
+
+
+def atan2(y, x, name=None):
+    """The angle of the point (x, y) from the x axis, in (-pi, pi]: note the order, y first."""
+    return _atan2(y, x)
+
+
+def _activation(name, doc):
+    """An activation of ``tl.nn`` (its argument is TF's ``features``)."""
+    op = OPS[name]
+
+    def fn(features, name=None):
+        return run(op, (convert_to_tensor(features),))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+softplus = _activation("softplus", "log(1 + exp(x)), computed without overflow: a smooth relu.")
+softsign = _activation("softsign", "x / (1 + |x|).")
 
 
 def _float_moments(name, x):
@@ -203,3 +224,14 @@ def _swap(rank, axis):
     perm = list(builtins.range(rank))
     perm[axis], perm[-1] = perm[-1], perm[axis]
     return perm
+
+__all__ = [  # tf.math's names that tapelab has (docs/tf_api.md lists them against TF's)
+    "abs", "acos", "acosh", "add", "add_n", "angle", "argmax", "argmin", "asin", "asinh", "atan", "atan2",
+    "atanh", "ceil", "conj", "cos", "cosh", "cumprod", "cumsum", "divide", "equal", "erf", "exp", "expm1", "floor",
+    "floordiv", "floormod", "greater", "greater_equal", "imag", "is_finite", "is_inf", "is_nan", "less", "less_equal",
+    "log", "log1p", "log_sigmoid", "log_softmax", "logical_and", "logical_not", "logical_or", "logical_xor", "maximum",
+    "minimum", "mod", "multiply", "negative", "not_equal", "pow", "real", "reciprocal", "reduce_all", "reduce_any",
+    "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_std", "reduce_sum",
+    "reduce_variance", "round", "rsqrt", "sigmoid", "sign", "sin", "sinh", "softmax", "softplus", "softsign", "sqrt",
+    "square", "squared_difference", "subtract", "tan", "tanh", "top_k", "truediv",
+]

@@ -102,3 +102,5 @@ class SparseCategoricalAccuracy:
     def result(self):
         """The fraction of all rows seen since the last reset that were right, as a Python float."""
         return self.correct / self.count if self.count else 0.0
+
+__all__ = ["Mean", "SparseCategoricalAccuracy", "accuracy", "evaluate_accuracy"]

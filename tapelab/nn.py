@@ -1,15 +1,13 @@
 """``tl.nn``: neural-network ops, as in ``tf.nn``: activations and losses on logits."""
 
 from tapelab import dtypes
-from tapelab.math import log1p, log_sigmoid, softplus, softsign, top_k  # noqa: F401
+from tapelab.math import _activation, log1p, log_sigmoid, softplus, softsign, top_k  # noqa: F401
 from tapelab.ops import (  # noqa: F401
-    _unary,
     cast,
     convert_to_tensor,
     exp,
     log_softmax,
     reduce_sum,
-    relu,
     sigmoid,
     softmax,
     sparse_softmax_cross_entropy_with_logits,
@@ -20,9 +18,10 @@ from tapelab.ops import (  # noqa: F401
 from tapelab.primitives import OPS
 from tapelab.tape import run
 
-relu6 = _unary("relu6", "min(max(x, 0), 6): a relu capped at 6.")
-elu = _unary("elu", "x for x > 0, exp(x) - 1 below: a relu that bends smoothly to -1.")
-selu = _unary("selu", "1.0507 * elu-like(x) with alpha 1.6733: the scaled elu of self-normalising networks.")
+relu = _activation("relu", "max(x, 0).")
+relu6 = _activation("relu6", "min(max(x, 0), 6): a relu capped at 6.")
+elu = _activation("elu", "x for x > 0, exp(x) - 1 below: a relu that bends smoothly to -1.")
+selu = _activation("selu", "1.0507 * elu-like(x) with alpha 1.6733: the scaled elu of self-normalising networks.")
 
 
 def leaky_relu(features, alpha=0.2, name=None):
@@ -70,3 +69,9 @@ def l2_loss(t, name=None):
     """sum(t ** 2) / 2: half the squared L2 norm (a weight-decay term)."""
     t = convert_to_tensor(t)
     return reduce_sum(t * t) / 2
+
+__all__ = [
+    "elu", "gelu", "l2_loss", "leaky_relu", "log_softmax", "relu", "relu6", "selu", "sigmoid",
+    "sigmoid_cross_entropy_with_logits", "silu", "softmax", "softmax_cross_entropy_with_logits", "softplus", "softsign",
+    "sparse_softmax_cross_entropy_with_logits", "swish", "tanh", "top_k",
+]

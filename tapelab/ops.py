@@ -128,7 +128,11 @@ tanh = _unary("tanh", "The hyperbolic tangent.")
 sigmoid = _unary("sigmoid", "1 / (1 + exp(-x)), computed without overflow.")
 relu = _unary("relu", "max(x, 0).")
 logical_not = _unary("logical_not", "not x, elementwise.", _booleans)
-stop_gradient = _unary("stop_gradient", "x itself, but no gradient flows back through it.")
+
+
+def stop_gradient(input, name=None):
+    """``input`` itself, but no gradient flows back through it."""
+    return run(OPS["stop_gradient"], (convert_to_tensor(input),))
 
 
 def identity(input, name=None):
@@ -735,6 +739,11 @@ def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None
 
     layout = tuple(slot(x) if isinstance(x, Tensor) else nest.pack_like(x, [slot(v) for v in nest.flatten(x)])
                    for x in inputs)
-    stream = output_stream if output_stream not in (None,) and hasattr(output_stream, "write") else None
-    run(OPS["print"], tuple(tensors), layout=layout, sep=sep, end=end, stream=stream,
-        summarize=-1 if summarize is None else int(summarize))
+    stream = output_stream if output_stream is not None and hasattr(output_stream, "write") else None
+    params = dict(layout=layout, sep=sep, end=end, stream=stream, summarize=-1 if summarize is None else int(summarize))
+    graph = tape.tracing_graph()
+    if graph is not None:  # while tl.function traces, the print only joins the graph: it prints on every run
+        graph._record(OPS["print"], tuple(tensors), tuple(t._value for t in tensors), Tensor(np.zeros((0,), bool)),
+                      params, None)
+        return None
+    run(OPS["print"], tuple(tensors), **params)

@@ -219,3 +219,5 @@ class Adam(Optimizer):
 def _check_positive(owner, what, value):
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) or not value > 0:
         raise ValueError(f"{owner}: {what} must be a positive number, got {value!r}")
+
+__all__ = ["Adam", "Optimizer", "SGD"]

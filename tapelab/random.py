@@ -50,3 +50,5 @@ def _float(name, dtype):
                   "integers use tl.random.uniform(shape, minval, maxval, dtype=tl.int32).")
         )
     return dt.as_numpy_dtype
+
+__all__ = ["normal", "set_seed", "uniform"]

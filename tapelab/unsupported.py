@@ -38,10 +38,6 @@ tpu = Unsupported("tl.tpu", "TPUs", "tapelab runs every op on the CPU, in numpy.
 lite = Unsupported("tl.lite", "TensorFlow Lite", None)
 summary = Unsupported("tl.summary", "TensorBoard logs", "plot with tl.plots (matplotlib) in the notebook.")
 train = Unsupported("tl.train", "checkpoints and TF 1's training API", _SAVE)
-Session = Unsupported("tl.Session", "TensorFlow 1",
-                      "eager code runs as it is; a tl.function's graph runs with graph.run(feeds), like sess.run.")
-placeholder = Unsupported("tl.placeholder", "TensorFlow 1",
-                          "pass tensors to a tl.function; its traced graph has placeholders (graph.placeholders).")
 
 
 class TraceType:
@@ -59,4 +55,4 @@ types = SimpleNamespace(experimental=SimpleNamespace(TraceType=TraceType))
 
 __all__ = ["strings", "string", "ragged", "RaggedTensor", "sparse", "SparseTensor", "complex64", "complex128",
            "saved_model", "io", "image", "py_function", "numpy_function", "TensorArray", "autograph", "distribute",
-           "tpu", "lite", "summary", "train", "Session", "placeholder"]
+           "tpu", "lite", "summary", "train"]

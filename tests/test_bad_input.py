@@ -213,7 +213,7 @@ CASES = [
     *(binary(n, f) for n, f in [
         ("add", tl.add), ("subtract", tl.subtract), ("multiply", tl.multiply), ("divide", tl.divide),
         ("pow", tl.pow), ("maximum", tl.maximum), ("minimum", tl.minimum), ("floormod", tl.math.floormod),
-        ("floordiv", tl.floordiv), ("equal", tl.equal), ("less", tl.less), ("greater_equal", tl.greater_equal)]),
+        ("floordiv", tl.math.floordiv), ("equal", tl.equal), ("less", tl.less), ("greater_equal", tl.greater_equal)]),
     Case("shape-logical_and", lambda tmp: tl.logical_and(tl.ones((2, 3), tl.bool), tl.ones((4,), tl.bool)),
          InvalidArgumentError, "logical_and", ("(2, 3)", "(4,)"), ("tl.reshape",)),
     Case("shape-where", lambda tmp: tl.where(tl.ones((5,), tl.bool), _x(), _x()), InvalidArgumentError, "where",
