@@ -21,7 +21,8 @@ MIRRORS = {
     "tapelab": "tf", "tapelab.math": "tf.math", "tapelab.nn": "tf.nn", "tapelab.linalg": "tf.linalg",
     "tapelab.random": "tf.random", "tapelab.config": "tf.config", "tapelab.errors": "tf.errors",
     "tapelab.debugging": "tf.debugging", "tapelab.dtypes": "tf.dtypes", "tapelab.keras": "tf.keras",
-    "tapelab.layers": "tf.keras.layers", "tapelab.losses": "tf.keras.losses", "tapelab.optimizers": "tf.keras.optimizers",
+    "tapelab.layers": "tf.keras.layers", "tapelab.losses": "tf.keras.losses",
+    "tapelab.optimizers": "tf.keras.optimizers",
     "tapelab.metrics": "tf.keras.metrics",
 }
 
@@ -49,7 +50,8 @@ TAPELAB_ONLY = {
 
 # names TF has whose arguments tapelab spells differently: why
 ARGUMENTS_DIFFER = {
-    ("tapelab", "DType"): "TF's constructor takes an internal type number; tapelab's the name (learners use tl.float32)",
+    ("tapelab", "DType"): "TF's constructor takes an internal type number; tapelab's the name (learners use "
+                          "tl.float32)",
     ("tapelab.dtypes", "DType"): "as tapelab.DType",
 }
 

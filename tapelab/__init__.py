@@ -33,6 +33,30 @@ from tapelab.function import (  # noqa: F401
     init_scope,
 )
 from tapelab.gradcheck import GradientCheck, check_gradients  # noqa: F401
+from tapelab.linalg import norm  # noqa: F401
+from tapelab.math import (  # noqa: F401
+    acos,
+    acosh,
+    argsort,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atanh,
+    cos,
+    cosh,
+    cumsum,
+    reduce_all,
+    reduce_any,
+    reduce_logsumexp,
+    reduce_min,
+    reduce_prod,
+    round,
+    sin,
+    sinh,
+    sort,
+    tan,
+)
 from tapelab.ops import (  # noqa: F401
     abs,
     add,
@@ -41,9 +65,9 @@ from tapelab.ops import (  # noqa: F401
     argmin,
     broadcast_to,
     cast,
-    concat,
     clip_by_norm,
     clip_by_value,
+    concat,
     divide,
     einsum,
     equal,
@@ -97,30 +121,6 @@ from tapelab.ops import (  # noqa: F401
     where,
     zeros,
     zeros_like,
-)
-from tapelab.linalg import norm  # noqa: F401
-from tapelab.math import (  # noqa: F401
-    acos,
-    acosh,
-    argsort,
-    asin,
-    asinh,
-    atan,
-    atan2,
-    atanh,
-    cos,
-    cosh,
-    cumsum,
-    reduce_all,
-    reduce_any,
-    reduce_logsumexp,
-    reduce_min,
-    reduce_prod,
-    round,
-    sin,
-    sinh,
-    sort,
-    tan,
 )
 from tapelab.primitives import OPS  # noqa: F401
 from tapelab.tape import GradientTape, UnconnectedGradients, gradients, name_scope  # noqa: F401

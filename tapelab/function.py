@@ -97,7 +97,8 @@ class _Expired:
     __array_priority__ = 1000
 
     def __init__(self, value, graph):
-        self.shape, self.dtype, self.ndim, self.size, self.graph = value.shape, value.dtype, value.ndim, value.size, graph
+        self.shape, self.dtype, self.ndim, self.size = value.shape, value.dtype, value.ndim, value.size
+        self.graph = graph
 
     def _leaked(self, *args, **kwargs):
         raise LeakedTensorError(
@@ -515,8 +516,8 @@ class Function:
             for variable, value in graph._restore.values():
                 variable._value = value
         # as TF: Python numbers returned become (constant) tensors
-        graph.outputs = nest.pack_like(outputs, [
-            convert_to_tensor(x) if isinstance(x, (bool, int, float, np.generic)) else x for x in nest.flatten(outputs)])
+        graph.outputs = nest.pack_like(outputs, [convert_to_tensor(x) if isinstance(x, (bool, int, float, np.generic))
+                                                 else x for x in nest.flatten(outputs)])
         graph._expire()
         return graph
 

@@ -6,10 +6,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from tapelab import dtypes
+from tapelab import dtypes, tape
 from tapelab.errors import InvalidArgumentError
 from tapelab.primitives import OPS
-from tapelab import tape
 from tapelab.tape import run
 from tapelab.tensor import Tensor, convert_to_tensor, to_numpy
 
@@ -697,8 +696,8 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
     TF's composition: ``maximum(minimum(t, max), min)``; the gradient flows where t is inside the range.
     """
     t = convert_to_tensor(t)
-    low = convert_to_tensor(clip_value_min, dtype=t.dtype) if not isinstance(clip_value_min, Tensor) else clip_value_min
-    high = convert_to_tensor(clip_value_max, dtype=t.dtype) if not isinstance(clip_value_max, Tensor) else clip_value_max
+    low, high = (v if isinstance(v, Tensor) else convert_to_tensor(v, dtype=t.dtype)
+                 for v in (clip_value_min, clip_value_max))
     out = maximum(minimum(t, high), low)
     if tuple(out.shape) != tuple(t.shape):
         raise InvalidArgumentError(f"clip_by_value: the clip values (shapes {tuple(low.shape)}, {tuple(high.shape)}) "

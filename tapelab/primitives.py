@@ -596,7 +596,8 @@ defop("divide", lambda x, y: np.true_divide(x, y, dtype=_truediv_dtype(x)),
 defop("pow", np.power,
       (lambda B, g, out, x, y: unbroadcast(B, g * y * x ** (y - 1), x.shape),
        lambda B, g, out, x, y: unbroadcast(B, g * out * B.log(B.where(x > 0, x, B.ones_like(x))), y.shape)),
-      ("dx = g * y * x^(y-1)", "dy = g * x^y * log(x)   (0 where x <= 0)"), same_dtype=True, broadcasts=True, quiet=True)
+      ("dx = g * y * x^(y-1)", "dy = g * x^y * log(x)   (0 where x <= 0)"), same_dtype=True, broadcasts=True,
+      quiet=True)
 # maximum/minimum: x gets g where it wins or ties, y everywhere else (also where a NaN makes the test false); the
 # other side gets an exact 0, even where g is NaN or inf (a select, as TF's rule)
 defop("maximum", np.maximum,
@@ -675,7 +676,8 @@ for _name, _fn, _rule, _formula in [
      "dx = -g / (2 * x^(3/2))"),
     ("log1p", np.log1p, lambda B, g, out, x: g / (1 + x), "dx = g / (1 + x)"),
     ("expm1", np.expm1, lambda B, g, out, x: g * B.exp(x), "dx = g * exp(x)"),
-    ("erf", _erf, lambda B, g, out, x: g * (2 / math.sqrt(math.pi)) * B.exp(-x * x), "dx = g * 2 / sqrt(pi) * exp(-x^2)"),
+    ("erf", _erf, lambda B, g, out, x: g * (2 / math.sqrt(math.pi)) * B.exp(-x * x),
+     "dx = g * 2 / sqrt(pi) * exp(-x^2)"),
     ("softplus", lambda x: np.logaddexp(x, 0).astype(x.dtype),
      lambda B, g, out, x: g * B.sigmoid(x), "dx = g * sigmoid(x)"),
     ("log_sigmoid", lambda x: -np.logaddexp(-x, 0).astype(x.dtype),

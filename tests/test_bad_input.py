@@ -13,9 +13,9 @@ see but that are unconnected, not trainable or integer get ``None`` as in TF (in
 the listing and the graph give the reason.
 """
 
+import io
 import os
 import sys
-import io
 import warnings
 from dataclasses import dataclass
 

@@ -122,7 +122,8 @@ for _name, _fn in [("reduce_sum", tl.reduce_sum), ("reduce_mean", tl.reduce_mean
         (lambda x, f=_fn: f(x, axis=[0, 2]), [(ANY, (2, 3, 4))]),
         (lambda x, f=_fn: f(x), [(ANY, ())]),
     ]
-CASES["reduce_prod"].append((lambda x: tl.reduce_prod(x * tl.constant([1.0, 0.0, 1.0], tl.float64), axis=1), [(ANY, (2, 3))]))
+CASES["reduce_prod"].append((lambda x: tl.reduce_prod(x * tl.constant([1.0, 0.0, 1.0], tl.float64), axis=1),
+                             [(ANY, (2, 3))]))
 CASES["cumsum"] = [(tl.cumsum, [(ANY, (4,))]), (lambda x: tl.cumsum(x, axis=1, exclusive=True), [(ANY, (3, 4))]),
                    (lambda x: tl.cumsum(x, axis=0, reverse=True), [(ANY, (3, 4))]),
                    (lambda x: tl.cumsum(x, axis=-1, exclusive=True, reverse=True), [(ANY, (2, 3, 4))])]

@@ -101,7 +101,7 @@ def test_an_optimizer_step_in_a_traced_function_trains_as_the_eager_step():
         for traced in (True, False):
             w, opt = tl.Variable(2.0), make()
 
-            def step(x):
+            def step(x, w=w, opt=opt):
                 with tl.GradientTape() as tape:
                     loss = tl.reduce_sum(tl.square(w * x - 2.0))
                 opt.apply_gradients(zip(tape.gradient(loss, [w]), [w]))
