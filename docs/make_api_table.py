@@ -23,7 +23,9 @@ MIRRORS = {
     "tapelab.debugging": "tf.debugging", "tapelab.dtypes": "tf.dtypes", "tapelab.keras": "tf.keras",
     "tapelab.layers": "tf.keras.layers", "tapelab.losses": "tf.keras.losses",
     "tapelab.optimizers": "tf.keras.optimizers",
-    "tapelab.metrics": "tf.keras.metrics",
+    "tapelab.metrics": "tf.keras.metrics", "tapelab.models": "tf.keras.models",
+    "tapelab.activations": "tf.keras.activations", "tapelab.initializers": "tf.keras.initializers",
+    "tapelab.keras.utils": "tf.keras.utils", "tapelab.keras.backend": "tf.keras.backend", "tapelab.data": "tf.data",
 }
 
 # public names TF does not have (or has elsewhere): what each is for
@@ -53,6 +55,8 @@ ARGUMENTS_DIFFER = {
     ("tapelab", "DType"): "TF's constructor takes an internal type number; tapelab's the name (learners use "
                           "tl.float32)",
     ("tapelab.dtypes", "DType"): "as tapelab.DType",
+    ("tapelab.data", "Dataset"): "TF's constructor takes an internal variant tensor; make datasets with "
+                                 "from_tensor_slices, from_generator or range, as in TF",
 }
 
 

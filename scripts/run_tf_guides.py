@@ -7,6 +7,7 @@ basic_training_loops, function and intro_to_graphs (``.ipynb``), then::
     python scripts/run_tf_guides.py DIR            # every .ipynb in DIR, run against tapelab
     python scripts/run_tf_guides.py DIR --tf       # the same cells against real TensorFlow (the baseline)
     python scripts/run_tf_guides.py DIR -v         # also print each failing cell's error
+    python scripts/run_tf_guides.py tests/fixtures/quickstarts     # TF's two quickstarts (kept in the repo)
 
 Each guide runs in one fresh namespace, cells in order, as a reader pasting them would. Shell
 (``!pip``) and magic (``%``) lines are skipped; matplotlib draws off screen. A cell *runs* when it
@@ -65,6 +66,17 @@ def defined_names(source):
     return names
 
 
+def alias_tensorflow():
+    """Make ``import tensorflow as tf`` give tapelab, and ``from tensorflow.keras.layers import Dense`` its
+    ``tapelab.keras.layers`` (every loaded tapelab module under the name tensorflow)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import tapelab  # noqa: F401
+
+    for name, module in list(sys.modules.items()):
+        if name == "tapelab" or name.startswith("tapelab."):
+            sys.modules["tensorflow" + name[len("tapelab"):]] = module
+
+
 def run_guide(path, verbose=False):
     namespace = {"__name__": "__main__"}
     counts = {"ran": 0, "unsupported": 0, "failed": 0, "follow": 0}
@@ -106,9 +118,7 @@ def main(argv=None):
     parser.add_argument("-v", "--verbose", action="count", default=0)
     args = parser.parse_args(argv)
     if not args.tf:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        import tapelab
-        sys.modules["tensorflow"] = tapelab  # `import tensorflow as tf` in a cell now gives tapelab
+        alias_tensorflow()
     paths = sorted(p for p in args.directory.iterdir() if p.suffix in (".ipynb", ".py"))
     rows, totals = [], {"cells": 0, "ran": 0, "unsupported": 0, "failed": 0, "follow": 0}
     for path in paths:

@@ -129,7 +129,7 @@ from tapelab.tensor import Tensor, TensorShape, Variable, constant, convert_to_t
 __version__ = "0.1.0"
 
 # --- training stack (issue 5): Module, layers, losses, optimizers, metrics, datasets; plots load lazily ---
-from tapelab import datasets, keras, layers, losses, metrics, optimizers, plots  # noqa: F401, E402
+from tapelab import data, datasets, keras, layers, losses, metrics, models, optimizers, plots  # noqa: F401, E402
 from tapelab.module import Module  # noqa: F401, E402
 
 # --- end training stack ---
@@ -147,6 +147,6 @@ from tapelab.unsupported import *  # noqa: F401, F403, E402
 from tapelab.unsupported import types  # noqa: F401, E402
 
 # the public names: TF's (docs/tf_api.md lists them against TensorFlow 2.21) and tapelab's own teaching tools
-_IMPLEMENTATION = {"custom", "exercises", "function", "gradcheck", "learner", "module", "nest", "ops", "primitives",
-                   "tape", "tensor", "unsupported"}
+_IMPLEMENTATION = {"activations", "custom", "exercises", "function", "gradcheck", "initializers", "learner", "models",
+                   "module", "nest", "ops", "primitives", "tape", "tensor", "unsupported"}
 __all__ = sorted(name for name in dir() if not name.startswith("_") and name not in _IMPLEMENTATION)

@@ -27,6 +27,7 @@ from tapelab import dtypes, nest
 from tapelab.errors import LeakedTensorError, UnsupportedError
 from tapelab.learner import spell
 from tapelab.tape import Entry, _state, run
+from tapelab.tape import tracing_graph as _tracing_graph
 from tapelab.tensor import Tensor, TensorShape, Variable, convert_to_tensor
 
 settings = SimpleNamespace(run_eagerly=False)  # tl.config.run_functions_eagerly(True): call the Python instead
@@ -155,20 +156,38 @@ class _Assign(_StateNode):
         return f"<graph node {self.name}>"
 
 
-class _ApplyGradients(_StateNode):
-    """``optimizer.apply_gradients(zip(gradients, variables))``: the optimizer's own eager update, every run."""
+class _PythonNode(_StateNode):
+    """Python that changes state (an optimizer step, a metric update), run again on every run of the graph with
+    that run's values: ``fn(*args, **kwargs)`` with the tensors among them replaced."""
 
-    name = "apply_gradients"
-
-    def __init__(self, optimizer):
-        self.optimizer = optimizer
+    def __init__(self, name, fn, structure, leaves):
+        self.name, self.fn, self.structure = name, fn, structure
+        self.leaves = leaves  # the flattened (args, kwargs): None where a tensor input goes
 
     def replay(self, *values):
-        n = len(values) // 2
-        self.optimizer.apply_gradients(zip(values[:n], values[n:]))
+        values = iter(values)
+        args, kwargs = nest.pack_like(self.structure, [next(values) if leaf is None else leaf for leaf in self.leaves])
+        return self.fn(*args, **kwargs)
 
     def __repr__(self):
-        return f"<graph node {self.optimizer.name}.apply_gradients>"
+        return f"<graph node {self.name}>"
+
+
+def _python_node_or_none(name, fn, args, kwargs=None, example=None):
+    """While ``tl.function`` traces: record ``fn(*args, **kwargs)`` as a graph node and return its output
+    (a tensor like ``example``); otherwise None, and the caller runs ``fn`` itself."""
+    graph = _tracing_graph()
+    if graph is None:
+        return None
+    structure = (list(args), dict(kwargs or {}))
+    flat = nest.flatten(structure)
+    inputs = tuple(x for x in flat if isinstance(x, Tensor))
+    leaves = [None if isinstance(x, Tensor) else x for x in flat]
+    out = SymbolicTensor(np.asarray(np.float32(0) if example is None else example))
+    graph._symbolic.add(id(out))
+    graph.entries.append(Entry(_PythonNode(name, fn, structure, leaves), inputs, tuple(t._value for t in inputs), out,
+                               {}, _state.scope))
+    return out
 
 
 _ASSIGN = {how: _Assign(how) for how in ("assign", "assign_add", "assign_sub")}
@@ -213,13 +232,7 @@ class Graph:
         self._symbolic.add(id(new))
         self.entries.append(Entry(_ASSIGN[how], (variable, value), (old, value._value), new, {}, _state.scope))
 
-    def _record_apply(self, optimizer, gradients, variables):
-        """An optimizer step while tracing: one node that replays the optimizer (its state is Python's)."""
-        inputs = tuple(gradients) + tuple(variables)
-        out = SymbolicTensor(np.asarray(optimizer.iterations))
-        self._symbolic.add(id(out))
-        self.entries.append(Entry(_ApplyGradients(optimizer), inputs, tuple(t._value for t in inputs), out, {},
-                                  _state.scope))
+    is_traced_graph = True  # (tape.tracing_graph finds the graph being traced on the tape stack by this)
 
     def _record_variable(self, variable):
         self.created_variables.append(variable)
@@ -275,7 +288,9 @@ class Graph:
 
         for e in self.entries:
             if isinstance(e.op, _StateNode):
-                e.op.replay(*(value_of(t) for t in e.inputs))
+                result = e.op.replay(*(value_of(t) for t in e.inputs))
+                if isinstance(result, Tensor):  # (what a metric's call returns: usable in the graph)
+                    env[id(e.output)] = result
             else:
                 env[id(e.output)] = run(e.op, tuple(value_of(t) for t in e.inputs), **e.params)
         return nest.pack_like(self.outputs, [value_of(t) if isinstance(t, Tensor) else t

@@ -12,6 +12,7 @@ import numpy as np
 
 from tapelab import ops
 from tapelab.errors import InvalidArgumentError
+from tapelab.learner import spell
 from tapelab.tensor import Tensor, convert_to_tensor, to_numpy
 
 EPSILON = 1e-7  # keras.backend.epsilon(): how far probabilities are kept from 0 and 1 before the log
@@ -87,14 +88,17 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False):
 
 def _labels(y_true, y_pred, who):
     """y_true as class ids of shape y_pred.shape[:-1]: a (batch, 1) column loses its last axis and
-    whole-number floats become int64 (as Keras). Dtype and range are checked by the op itself."""
-    raw = to_numpy(y_true)
+    whole-number floats become int64 (as Keras). Dtype and range are checked by the op itself.
+
+    A tensor stays a tensor (made into ids by ops), so a traced function reads new labels on every run."""
     if y_pred.ndim < 1:
         raise InvalidArgumentError(f"{who}: y_pred must have a class axis (shape (batch, classes)), got a scalar")
+    given = y_true if isinstance(y_true, Tensor) else None
+    raw = given._value if given is not None else to_numpy(y_true)
     batch_shape = y_pred._value.shape[:-1]
-    if raw.ndim == y_pred.ndim and raw.shape[-1:] == (1,):
-        raw = raw.reshape(raw.shape[:-1])  # (batch, 1) -> (batch,)
-    if raw.shape != batch_shape:
+    column = raw.ndim == y_pred.ndim and raw.shape[-1:] == (1,)
+    shape = raw.shape[:-1] if column else raw.shape
+    if shape != batch_shape:
         hint = ""
         if y_pred.ndim == 1 and raw.ndim == 1:
             hint = (" y_pred has no batch axis: logits for a batch have shape (batch, classes); for one example "
@@ -103,10 +107,14 @@ def _labels(y_true, y_pred, who):
             hint = (" y_true looks one-hot encoded (one column per class): use integer labels instead, e.g. "
                     "y = tl.argmax(y_onehot, axis=-1), or a categorical (not sparse) cross-entropy.")
         raise InvalidArgumentError(
-            f"{who}: y_true has shape {tuple(np.shape(y_true))} but y_pred has shape {tuple(y_pred.shape)}; "
+            f"{who}: y_true has shape {tuple(raw.shape)} but y_pred has shape {tuple(y_pred.shape)}; "
             f"expected one integer label per row of y_pred, i.e. shape {batch_shape} (or {batch_shape + (1,)})."
             + hint
         )
+    if given is not None:
+        labels = ops.reshape(given, batch_shape) if column else given
+        return ops.cast(labels, "int64") if labels.dtype.is_floating else labels
+    raw = raw.reshape(batch_shape)
     if raw.dtype.kind == "f":
         fractional = ~np.isfinite(raw) | (raw != np.round(raw))
         if np.any(fractional):
@@ -116,6 +124,47 @@ def _labels(y_true, y_pred, who):
             )
         raw = raw.astype(np.int64)  # Keras casts float labels to int64 too
     return convert_to_tensor(raw)
+
+
+def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
+    """Per-example cross-entropy ``-sum(y_true * log p)`` for one-hot (or probability) labels.
+
+    With ``from_logits=False`` the predictions are first scaled to sum to 1 and clipped to
+    [1e-7, 1 - 1e-7] (as Keras).
+    """
+    who = "categorical_crossentropy"
+    y_pred = _as_pred(y_pred, who)
+    y_true = _as_target(y_true, y_pred.dtype)
+    if tuple(y_true.shape) != tuple(y_pred.shape):
+        raise InvalidArgumentError(
+            f"{who}: y_true has shape {tuple(y_true.shape)} but y_pred has shape {tuple(y_pred.shape)}; they must "
+            "match (one-hot labels, one column per class). For integer labels use "
+            "sparse_categorical_crossentropy.")
+    if label_smoothing:
+        y_true = y_true * (1.0 - label_smoothing) + label_smoothing / y_pred.shape[axis]
+    if from_logits:
+        return -ops.reduce_sum(y_true * ops.log_softmax(y_pred, axis=axis), axis=axis)
+    p = y_pred / ops.reduce_sum(y_pred, axis=axis, keepdims=True)
+    p = ops.minimum(ops.maximum(p, EPSILON), 1 - EPSILON)
+    return -ops.reduce_sum(y_true * ops.log(p), axis=axis)
+
+
+def binary_crossentropy(y_true, y_pred, from_logits=False, axis=-1):
+    """Per-example mean over the last axis of ``-(y log p + (1 - y) log(1 - p))`` for 0/1 labels."""
+    who = "binary_crossentropy"
+    y_pred = _as_pred(y_pred, who)
+    y_true = _as_target(y_true, y_pred.dtype)
+    if tuple(y_true.shape) != tuple(y_pred.shape):
+        raise InvalidArgumentError(f"{who}: y_true has shape {tuple(y_true.shape)} but y_pred has shape "
+                                   f"{tuple(y_pred.shape)}; they must match (one 0/1 label per output).")
+    if from_logits:
+        from tapelab import nn
+
+        values = nn.sigmoid_cross_entropy_with_logits(labels=y_true, logits=y_pred)
+    else:
+        p = ops.minimum(ops.maximum(y_pred, EPSILON), 1 - EPSILON)
+        values = -(y_true * ops.log(p) + (1.0 - y_true) * ops.log(1.0 - p))
+    return ops.reduce_mean(values, axis=axis)
 
 
 class Loss:
@@ -178,5 +227,45 @@ class SparseCategoricalCrossentropy(Loss):
     def __repr__(self):
         return f"<tapelab.losses.SparseCategoricalCrossentropy from_logits={self.from_logits}>"
 
-__all__ = ["Loss", "MSE", "MeanSquaredError", "SparseCategoricalCrossentropy", "mean_squared_error", "mse",
-           "sparse_categorical_crossentropy"]
+class CategoricalCrossentropy(Loss):
+    """Cross-entropy for one-hot labels, averaged over the batch (``from_logits=True`` for raw scores)."""
+
+    def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1, reduction="sum_over_batch_size", name=None):
+        super().__init__(reduction, name)
+        self.from_logits, self.label_smoothing, self.axis = bool(from_logits), float(label_smoothing), axis
+
+    def call(self, y_true, y_pred):
+        return categorical_crossentropy(y_true, y_pred, self.from_logits, self.label_smoothing, self.axis)
+
+
+class BinaryCrossentropy(Loss):
+    """Cross-entropy for 0/1 labels, averaged over the batch (``from_logits=True`` for raw scores)."""
+
+    def __init__(self, from_logits=False, reduction="sum_over_batch_size", name=None):
+        super().__init__(reduction, name)
+        self.from_logits = bool(from_logits)
+
+    def call(self, y_true, y_pred):
+        return binary_crossentropy(y_true, y_pred, self.from_logits)
+
+
+_BY_NAME = {"mse": MeanSquaredError, "mean_squared_error": MeanSquaredError,
+            "sparse_categorical_crossentropy": SparseCategoricalCrossentropy,
+            "categorical_crossentropy": CategoricalCrossentropy, "binary_crossentropy": BinaryCrossentropy}
+
+
+def get(identifier):
+    """A loss from a name (``"sparse_categorical_crossentropy"``, ``"mse"``, ...), a Loss, or a function
+    ``f(y_true, y_pred)``."""
+    if isinstance(identifier, str) and identifier.lower() in _BY_NAME:
+        return _BY_NAME[identifier.lower()]()
+    if callable(identifier):
+        return identifier
+    raise ValueError(spell(f"unknown loss {identifier!r}. Use one of {sorted(_BY_NAME)}, a loss object such as "
+                           "tl.keras.losses.SparseCategoricalCrossentropy(from_logits=True), or a function "
+                           "f(y_true, y_pred)."))
+
+
+__all__ = ["BinaryCrossentropy", "CategoricalCrossentropy", "Loss", "MSE", "MeanSquaredError",
+           "SparseCategoricalCrossentropy", "binary_crossentropy", "categorical_crossentropy", "get",
+           "mean_squared_error", "mse", "sparse_categorical_crossentropy"]

@@ -1,6 +1,7 @@
 """``tl.nn``: neural-network ops, as in ``tf.nn``: activations and losses on logits."""
 
 from tapelab import dtypes
+from tapelab.errors import InvalidArgumentError
 from tapelab.math import _activation, log1p, log_sigmoid, softplus, softsign, top_k  # noqa: F401
 from tapelab.ops import (  # noqa: F401
     cast,
@@ -70,7 +71,98 @@ def l2_loss(t, name=None):
     t = convert_to_tensor(t)
     return reduce_sum(t * t) / 2
 
+
+
+# --- convolution, pooling, dropout (images are NHWC: batch, height, width, channels) ------------------------------
+def _pair_of(name, value, what):
+    """TF's ways of giving a window or stride: 2, [2], [2, 2] or [1, 2, 2, 1] -> (2, 2)."""
+    values = [int(v) for v in (value if isinstance(value, (list, tuple)) else [value])]
+    if len(values) == 4 and values[0] == values[3] == 1:
+        values = values[1:3]
+    if len(values) == 1:
+        values = values * 2
+    if len(values) != 2 or min(values) < 1:
+        raise ValueError(f"{name}: {what} must be a positive int, two ints (height, width) or [1, h, w, 1], "
+                         f"got {value!r}")
+    return tuple(values)
+
+
+def _images(name, x, data_format):
+    x = convert_to_tensor(x)
+    if data_format != "NHWC":
+        raise ValueError(f"{name}: only data_format='NHWC' (batch, height, width, channels) is supported, got "
+                         f"{data_format!r}; move the channels last with tl.transpose(x, [0, 2, 3, 1]).")
+    if x.ndim != 4:
+        raise InvalidArgumentError(
+            f"{name}: expects a 4-D batch of images (batch, height, width, channels), got shape {tuple(x.shape)}. "
+            "For one grayscale image of shape (28, 28) use x[tl.newaxis, ..., tl.newaxis].")
+    return x
+
+
+def _padding(name, padding):
+    padding = str(padding).upper()
+    if padding not in ("VALID", "SAME"):
+        raise ValueError(f"{name}: padding must be 'VALID' (no padding: the output shrinks) or 'SAME' (zeros "
+                         f"around: the output keeps size / stride), got {padding!r}")
+    return padding
+
+
+def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None, name=None):  # noqa: A002
+    """A 2-D convolution: each output pixel is the dot product of one window of ``input`` with each filter.
+
+    ``input`` is (batch, height, width, in_channels), ``filters`` (kh, kw, in_channels, out_channels).
+    """
+    x = _images("conv2d", input, data_format)
+    kernel = convert_to_tensor(filters)
+    if kernel.ndim != 4 or kernel.shape[2] != x.shape[3]:
+        raise InvalidArgumentError(
+            f"conv2d: filters must have shape (height, width, in_channels={x.shape[3]}, out_channels), got "
+            f"{tuple(kernel.shape)} for input {tuple(x.shape)}. If the channels come first in the input (NCHW), "
+            "move them last: tl.transpose(x, [0, 2, 3, 1]).")
+    if dilations not in (None, 1, [1, 1], (1, 1), [1, 1, 1, 1]):
+        raise NotImplementedError("conv2d: dilations other than 1 are not supported")
+    return run(OPS["conv2d"], (x, kernel), strides=_pair_of("conv2d", strides, "strides"),
+               padding=_padding("conv2d", padding))
+
+
+def _pool(op, input, ksize, strides, padding, data_format):  # noqa: A002
+    x = _images(op, input, data_format)
+    return run(OPS[op], (x,), ksize=_pair_of(op, ksize, "ksize"), strides=_pair_of(op, strides, "strides"),
+               padding=_padding(op, padding))
+
+
+def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+    """The largest value of each ``ksize`` window (per channel); the gradient goes to that value's position."""
+    return _pool("max_pool2d", input, ksize, strides, padding, data_format)
+
+
+def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+    """The mean of each ``ksize`` window (per channel; with SAME padding, of the real entries only)."""
+    return _pool("avg_pool2d", input, ksize, strides, padding, data_format)
+
+
+max_pool, avg_pool = max_pool2d, avg_pool2d
+
+
+def dropout(x, rate, noise_shape=None, seed=None, name=None):
+    """Zero each entry with probability ``rate`` and scale the rest by 1 / (1 - rate), so the expected value
+    stays the same. The random mask comes from ``tl.random`` (``seed`` for a repeatable one); it is a
+    constant of the tape: the gradient is the same mask times 1 / (1 - rate)."""
+    from tapelab import random as _random
+
+    x = convert_to_tensor(x)
+    if not 0 <= rate < 1:
+        raise ValueError(f"dropout: rate must be in [0, 1) (the fraction of entries dropped), got {rate!r}")
+    if rate == 0:
+        return x
+    shape = tuple(x.shape) if noise_shape is None else tuple(int(n) for n in noise_shape)
+    keep = _random.generator(seed).uniform(size=shape) >= rate
+    scale = (keep / (1 - rate)).astype(x._value.dtype)
+    return x * convert_to_tensor(scale)
+
+
 __all__ = [
+    "avg_pool", "avg_pool2d", "conv2d", "dropout", "max_pool", "max_pool2d",
     "elu", "gelu", "l2_loss", "leaky_relu", "log_softmax", "relu", "relu6", "selu", "sigmoid",
     "sigmoid_cross_entropy_with_logits", "silu", "softmax", "softmax_cross_entropy_with_logits", "softplus", "softsign",
     "sparse_softmax_cross_entropy_with_logits", "swish", "tanh", "top_k",

@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from tapelab.function import _python_node_or_none
 from tapelab.learner import spell
 from tapelab.tape import tracing_graph
 from tapelab.tensor import Variable, to_numpy
@@ -71,17 +72,20 @@ class Optimizer:
                 UserWarning,
                 stacklevel=2,
             )
-        graph = tracing_graph()
-        if graph is not None:  # tl.function is tracing: the graph replays this whole update on every run
+        if tracing_graph() is not None:  # tl.function is tracing: the graph replays this whole update on every run
             for _, var in updates:
                 self._slots_for(var)  # the state exists from the first trace on (a later trace may not make it)
             kept = [(g, var) for g, var in pairs if g is not None]
-            graph._record_apply(self, [g for g, _ in kept], [var for _, var in kept])
+            _python_node_or_none(f"{self.name}.apply_gradients", self._apply_pairs, ([g for g, _ in kept],
+                                 [var for _, var in kept]), example=np.int64(self.iterations))
             return self.iterations
         for g, var in updates:
             self._update(g, var)
         self.iterations += 1
         return self.iterations
+
+    def _apply_pairs(self, gradients, variables):
+        return self.apply_gradients(zip(gradients, variables))
 
     def _gradient_value(self, g, var):
         value = to_numpy(g)
@@ -216,8 +220,43 @@ class Adam(Optimizer):
         var._apply("assign_sub", (m * alpha) / (np.sqrt(v) + self._cast(self.epsilon, var)))
 
 
+class RMSprop(Optimizer):
+    """RMSprop with Keras 3's defaults: each step divides by a running root mean square of the gradients.
+
+        v = rho * v + (1 - rho) * g^2
+        w = w - lr * g / sqrt(v + epsilon)
+    """
+
+    def __init__(self, learning_rate=0.001, rho=0.9, epsilon=1e-7, name="RMSprop"):
+        super().__init__(learning_rate, name)
+        if not 0 <= rho < 1:
+            raise ValueError(f"RMSprop: rho must be in [0, 1), got {rho!r}")
+        _check_positive(name, "epsilon", epsilon)
+        self.rho, self.epsilon = float(rho), float(epsilon)
+
+    def _slot_names(self):
+        return ("velocity",)
+
+    def _update(self, g, var):
+        slot = self._slots_for(var)["velocity"]
+        rho = self._cast(self.rho, var)
+        v = slot._value = rho * slot._value + (self._cast(1, var) - rho) * np.square(g)
+        var._apply("assign_sub", (g * self._cast(self.learning_rate, var)) / np.sqrt(v + self._cast(self.epsilon, var)))
+
+
+def get(identifier):
+    """An optimizer from a name (``"adam"``, ``"sgd"``, ``"rmsprop"``: Keras's defaults) or an Optimizer."""
+    if isinstance(identifier, Optimizer):
+        return identifier
+    names = {"adam": Adam, "sgd": SGD, "rmsprop": RMSprop}
+    if isinstance(identifier, str) and identifier.lower() in names:
+        return names[identifier.lower()]()
+    raise ValueError(spell(f"unknown optimizer {identifier!r}: use one of {sorted(names)} or an optimizer such as "
+                           "tl.keras.optimizers.Adam(learning_rate=0.001)"))
+
+
 def _check_positive(owner, what, value):
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) or not value > 0:
         raise ValueError(f"{owner}: {what} must be a positive number, got {value!r}")
 
-__all__ = ["Adam", "Optimizer", "SGD"]
+__all__ = ["Adam", "Optimizer", "RMSprop", "SGD", "get"]

@@ -550,6 +550,102 @@ def _tensor_text(x, summarize):
                            threshold=2 * edges, edgeitems=max(edges, 1))
 
 
+# --- convolution and pooling (NHWC: batch, height, width, channels), as tf.nn.conv2d / max_pool2d -------------
+def conv_padding(size, window, stride, padding):
+    """(pad before, pad after, output size) along one axis: TF's VALID (no padding) or SAME (ceil(size / stride)
+    outputs, the padding split evenly, the extra one after)."""
+    if padding == "VALID":
+        return 0, 0, (size - window) // stride + 1 if size >= window else 0
+    out = -(-size // stride)
+    total = max((out - 1) * stride + window - size, 0)
+    return total // 2, total - total // 2, out
+
+
+def _padded(x, window, strides, padding, value=0.0):
+    (t, b, oh), (left, right, ow) = (conv_padding(x.shape[1 + a], window[a], strides[a], padding) for a in (0, 1))
+    if t or b or left or right:
+        x = np.pad(x, ((0, 0), (t, b), (left, right), (0, 0)), constant_values=value)
+    return x, (t, left), (oh, ow)
+
+
+def _windows(xp, window, strides, out):
+    # every window as a view: (batch, out_h, out_w, channels, kh, kw), no copy
+    views = np.lib.stride_tricks.sliding_window_view(xp, window, axis=(1, 2))
+    return views[:, :out[0] * strides[0]:strides[0], :out[1] * strides[1]:strides[1]]
+
+
+def _conv2d(x, kernel, strides, padding):
+    # out[b, i, j, o] = sum over p, q, c of xpad[b, i*s + p, j*s + q, c] * kernel[p, q, c, o]
+    xp, _, out = _padded(x, kernel.shape[:2], strides, padding)
+    cols = _windows(xp, kernel.shape[:2], strides, out)
+    return np.tensordot(cols, kernel, axes=([3, 4, 5], [2, 0, 1])).astype(x.dtype, copy=False)
+
+
+def _conv2d_input_grad(g, kernel, input_shape, strides, padding):
+    # the transpose of conv2d in x: each output position sends g @ kernel.T back to the window it read
+    kh, kw = kernel.shape[:2]
+    (t, _, oh), (left, _, ow) = (conv_padding(input_shape[1 + a], (kh, kw)[a], strides[a], padding) for a in (0, 1))
+    sh, sw = strides
+    full = np.zeros((input_shape[0], input_shape[1] + kh + sh * oh, input_shape[2] + kw + sw * ow, input_shape[3]),
+                    g.dtype)
+    for p in range(kh):
+        for q in range(kw):
+            full[:, p:p + sh * oh:sh, q:q + sw * ow:sw] += g @ kernel[p, q].T
+    return full[:, t:t + input_shape[1], left:left + input_shape[2]]
+
+
+def _conv2d_filter_grad(x, g, kernel_shape, strides, padding):
+    # dkernel[p, q, c, o] = sum over b, i, j of xpad[b, i*s + p, j*s + q, c] * g[b, i, j, o]
+    xp, _, out = _padded(x, kernel_shape[:2], strides, padding)
+    cols = _windows(xp, kernel_shape[:2], strides, out)
+    return np.tensordot(cols, g, axes=([0, 1, 2], [0, 1, 2])).transpose(1, 2, 0, 3).astype(x.dtype, copy=False)
+
+
+def _max_pool2d(x, ksize, strides, padding):
+    # the largest value of each window; the residual is where it was (a flat index into x), for the rule
+    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    xp, (top, left), out = _padded(x, ksize, strides, padding, fill)
+    cols = _windows(xp, ksize, strides, out)
+    b, oh, ow, c, kh, kw = cols.shape
+    flat = cols.reshape(b, oh, ow, c, kh * kw)
+    pick = np.argmax(flat, axis=-1)  # the first maximum of a window, as TF's kernel
+    value = np.take_along_axis(flat, pick[..., None], axis=-1)[..., 0]
+    row = (np.arange(oh) * strides[0] - top)[None, :, None, None] + pick // kw  # where it sits in x
+    col = (np.arange(ow) * strides[1] - left)[None, None, :, None] + pick % kw
+    batch, channel = np.arange(b)[:, None, None, None], np.arange(c)[None, None, None, :]
+    return value, ((batch * x.shape[1] + row) * x.shape[2] + col) * x.shape[3] + channel
+
+
+def _max_pool2d_vjp(B, g, out, x, ksize, strides, padding, residual):
+    # each window's maximum gets the window's gradient (added up where windows overlap)
+    n = math.prod(x.shape)
+    flat = B.scatter(B.reshape(g, shape=(-1,)), key=(residual.reshape(-1),), shape=(n,))
+    return B.reshape(flat, shape=tuple(x.shape))
+
+
+def _pool_counts(shape, ksize, strides, padding):
+    # how many real (not padding) entries each average-pooling window holds (TF divides by that)
+    ones = np.ones((1,) + tuple(shape[1:3]) + (1,), np.float64)
+    xp, _, out = _padded(ones, ksize, strides, padding)
+    return _windows(xp, ksize, strides, out).sum(axis=(-1, -2))  # (1, oh, ow, 1)
+
+
+def _avg_pool2d(x, ksize, strides, padding):
+    xp, _, out = _padded(x, ksize, strides, padding)
+    total = _windows(xp, ksize, strides, out).sum(axis=(-1, -2))
+    return (total / _pool_counts(x.shape, ksize, strides, padding)).astype(x.dtype)
+
+
+def _avg_pool2d_grad(g, input_shape, ksize, strides, padding):
+    # the transpose of avg_pool2d: each window's g / count goes back to every entry of the window
+    share = (g / _pool_counts(input_shape, ksize, strides, padding)).astype(g.dtype)
+    kernel = np.zeros(tuple(ksize) + (1, 1), g.dtype)
+    kernel[...] = 1
+    channels = [_conv2d_input_grad(share[..., k:k + 1], kernel, tuple(input_shape[:3]) + (1,), strides, padding)
+                for k in range(input_shape[3])]
+    return np.concatenate(channels, axis=-1) if channels else np.zeros(input_shape, g.dtype)
+
+
 def _where_vjps():
     def dx(B, g, out, cond, x, y):
         return unbroadcast(B, B.where(cond, g, B.zeros_like(g)), x.shape)
@@ -764,6 +860,35 @@ defop("solve", _solve,
 defop("diag", _diag, (lambda B, g, out, v: B.diag_part(g),), ("dv = diag_part(g)",))
 defop("diag_part", lambda x: np.diagonal(x, axis1=-2, axis2=-1).copy(), (_diag_part_vjp,),
       ("dx = zeros, with g on the diagonal",))
+
+# convolution and pooling: the rules are each other's transposes, so second derivatives stay in the table
+defop("conv2d", _conv2d,
+      (lambda B, g, out, x, kernel, strides, padding:
+       B.conv2d_input_grad(g, kernel, input_shape=tuple(x.shape), strides=strides, padding=padding),
+       lambda B, g, out, x, kernel, strides, padding:
+       B.conv2d_filter_grad(x, g, kernel_shape=tuple(kernel.shape), strides=strides, padding=padding)),
+      ("dx = each window's share: g @ kernel.T sent back to the pixels it read",
+       "dkernel = sum over positions of (window of x) * g"), same_dtype=True)
+defop("conv2d_input_grad", _conv2d_input_grad,
+      (lambda B, g, out, gy, kernel, input_shape, strides, padding:
+       B.conv2d(g, kernel, strides=strides, padding=padding),
+       lambda B, g, out, gy, kernel, input_shape, strides, padding:
+       B.conv2d_filter_grad(g, gy, kernel_shape=tuple(kernel.shape), strides=strides, padding=padding)),
+      ("dgy = conv2d(g, kernel)", "dkernel = sum over positions of (window of g) * gy"), same_dtype=True)
+defop("conv2d_filter_grad", _conv2d_filter_grad,
+      (lambda B, g, out, x, gy, kernel_shape, strides, padding:
+       B.conv2d_input_grad(gy, g, input_shape=tuple(x.shape), strides=strides, padding=padding),
+       lambda B, g, out, x, gy, kernel_shape, strides, padding: B.conv2d(x, g, strides=strides, padding=padding)),
+      ("dx = gy @ g.T sent back to each window", "dgy = conv2d(x, g)"), same_dtype=True)
+defop("max_pool2d", _max_pool2d, (_max_pool2d_vjp,), ("dx = g at each window's maximum, 0 elsewhere",), saves=True)
+defop("avg_pool2d", _avg_pool2d,
+      (lambda B, g, out, x, ksize, strides, padding:
+       B.avg_pool2d_grad(g, input_shape=tuple(x.shape), ksize=ksize, strides=strides, padding=padding),),
+      ("dx = g / (window size), shared by every entry of the window",), float_only=True)
+defop("avg_pool2d_grad", _avg_pool2d_grad,
+      (lambda B, g, out, gy, input_shape, ksize, strides, padding:
+       B.avg_pool2d(g, ksize=ksize, strides=strides, padding=padding),),
+      ("dgy = avg_pool2d(g)",), float_only=True)
 
 # not differentiable: no VJP, never recorded; their outputs carry no gradient
 defop("stop_gradient", lambda x: x)

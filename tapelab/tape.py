@@ -95,7 +95,7 @@ def run(op, inputs, **params):
 
 def tracing_graph():
     """The graph ``tl.function`` is tracing right now, or None (eager)."""
-    return next((r for r in _state.tapes if hasattr(r, "_record_apply")), None)
+    return next((r for r in _state.tapes if getattr(r, "is_traced_graph", False)), None)
 
 
 def note_variable(variable):

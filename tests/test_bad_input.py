@@ -334,6 +334,10 @@ def _has_graphviz():
 
 # --- zero-size and 0-d tensors through every op of the table ---------------------------------------------
 
+def _images(x):
+    return tl.reshape(x, (-1, 1, 1, 1))
+
+
 def _unary(f):
     return lambda x: f(x)
 
@@ -399,6 +403,17 @@ OP_CALLS = {
     "diag": tl.linalg.diag,
     "diag_part": tl.linalg.diag_part,
     "print": lambda x: tl.print(x, output_stream=io.StringIO()),
+    # images: x as a batch of 1x1 one-channel images (a 0-d x is one image; an empty x no images)
+    "conv2d": lambda x: tl.nn.conv2d(_images(x), tl.ones((1, 1, 1, 2), x.dtype), 1, "VALID"),
+    "conv2d_input_grad": lambda x: ops.BACKEND.conv2d_input_grad(
+        _images(x), tl.ones((1, 1, 1, 1), x.dtype), input_shape=tuple(_images(x).shape), strides=(1, 1),
+        padding="VALID"),
+    "conv2d_filter_grad": lambda x: ops.BACKEND.conv2d_filter_grad(
+        _images(x), _images(x), kernel_shape=(1, 1, 1, 1), strides=(1, 1), padding="SAME"),
+    "max_pool2d": lambda x: tl.nn.max_pool2d(_images(x), 1, 1, "SAME"),
+    "avg_pool2d": lambda x: tl.nn.avg_pool2d(_images(x), 1, 1, "VALID"),
+    "avg_pool2d_grad": lambda x: ops.BACKEND.avg_pool2d_grad(
+        _images(x), input_shape=tuple(_images(x).shape), ksize=(1, 1), strides=(1, 1), padding="VALID"),
 }
 SHAPES = [(), (0,), (2, 0), (0, 3)]
 # where numpy / TF define no answer, the error must be clear: (op, shape) -> fragments of the message

@@ -155,6 +155,29 @@ CASES["solve"] = [(tl.linalg.solve, [(well_conditioned, (3, 3)), (ANY, (3, 2))])
 CASES["diag"] = [(tl.linalg.diag, [(ANY, (3,))]), (tl.linalg.diag, [(ANY, (2, 3))])]
 CASES["diag_part"] = [(tl.linalg.diag_part, [(ANY, (3, 3))]), (tl.linalg.diag_part, [(ANY, (2, 3, 4))]),
                       (tl.linalg.diag_part, [(ANY, (4, 2))])]
+# convolution and pooling on NHWC images (batch, height, width, channels); kernels (kh, kw, in, out)
+_conv = {"strides": (1, 1), "padding": "VALID"}
+CASES["conv2d"] = [(lambda x, k: tl.nn.conv2d(x, k, 1, "VALID"), [(ANY, (2, 5, 5, 2)), (ANY, (3, 3, 2, 3))]),
+                   (lambda x, k: tl.nn.conv2d(x, k, 2, "SAME"), [(ANY, (1, 6, 5, 1)), (ANY, (3, 2, 1, 2))]),
+                   (lambda x, k: tl.nn.conv2d(x, k, (2, 1), "SAME"), [(ANY, (1, 4, 4, 2)), (ANY, (2, 2, 2, 1))])]
+CASES["conv2d_input_grad"] = [
+    (lambda g, k: ops.BACKEND.conv2d_input_grad(g, k, input_shape=(2, 5, 5, 2), **_conv),
+     [(ANY, (2, 3, 3, 3)), (ANY, (3, 3, 2, 3))]),
+    (lambda g, k: ops.BACKEND.conv2d_input_grad(g, k, input_shape=(1, 5, 4, 1), strides=(2, 2), padding="SAME"),
+     [(ANY, (1, 3, 2, 2)), (ANY, (3, 2, 1, 2))])]
+CASES["conv2d_filter_grad"] = [
+    (lambda x, g: ops.BACKEND.conv2d_filter_grad(x, g, kernel_shape=(3, 3, 2, 3), **_conv),
+     [(ANY, (2, 5, 5, 2)), (ANY, (2, 3, 3, 3))]),
+    (lambda x, g: ops.BACKEND.conv2d_filter_grad(x, g, kernel_shape=(3, 2, 1, 2), strides=(2, 2), padding="SAME"),
+     [(ANY, (1, 5, 4, 1)), (ANY, (1, 3, 2, 2))])]
+CASES["max_pool2d"] = [(lambda x: tl.nn.max_pool2d(x, 2, 2, "VALID"), [(ANY, (2, 4, 6, 3))]),
+                       (lambda x: tl.nn.max_pool2d(x, 3, 2, "SAME"), [(ANY, (1, 5, 5, 2))]),  # windows overlap
+                       (lambda x: tl.nn.max_pool2d(x, (2, 1), 1, "VALID"), [(ANY, (1, 3, 2, 1))])]
+CASES["avg_pool2d"] = [(lambda x: tl.nn.avg_pool2d(x, 2, 2, "VALID"), [(ANY, (2, 4, 6, 3))]),
+                       (lambda x: tl.nn.avg_pool2d(x, 3, 2, "SAME"), [(ANY, (1, 5, 5, 2))])]
+CASES["avg_pool2d_grad"] = [
+    (lambda g: ops.BACKEND.avg_pool2d_grad(g, input_shape=(1, 5, 5, 2), ksize=(3, 3), strides=(2, 2),
+                                           padding="SAME"), [(ANY, (1, 3, 3, 2))])]
 CASES["softmax"] = [(tl.nn.softmax, [(ANY, s)]) for s in [(4,), (3, 4)]] + [
     (lambda x: tl.nn.softmax(x, axis=0), [(ANY, (3, 4))])]
 CASES["log_softmax"] = [(tl.nn.log_softmax, [(ANY, s)]) for s in [(4,), (3, 4)]] + [

@@ -233,6 +233,13 @@ def gen_square(f):
     return gen
 
 
+def gen_images(f, *shapes):
+    """An op on new sources of the given shapes (images (batch, height, width, channels) and kernels)."""
+    def gen(b):
+        return f, [b.leaf(shape) for shape in shapes]
+    return gen
+
+
 def not_near(c):
     return lambda v: np.all(np.abs(v - c) > MARGIN)
 
@@ -306,6 +313,15 @@ GENERATORS = {
     "solve": gen_square(lambda a: tl.linalg.solve(a, a * a)),
     "diag": gen_axis_op(lambda x, axis: tl.linalg.diag(x)),
     "diag_part": gen_square(tl.linalg.diag_part),
+    "conv2d": gen_images(lambda x, k: tl.nn.conv2d(x, k, 2, "SAME"), (1, 5, 4, 2), (3, 2, 2, 2)),
+    "conv2d_input_grad": gen_images(lambda g, k: ops.BACKEND.conv2d_input_grad(
+        g, k, input_shape=(1, 4, 4, 1), strides=(1, 1), padding="VALID"), (1, 3, 2, 2), (2, 3, 1, 2)),
+    "conv2d_filter_grad": gen_images(lambda x, g: ops.BACKEND.conv2d_filter_grad(
+        x, g, kernel_shape=(2, 2, 1, 2), strides=(2, 2), padding="SAME"), (1, 4, 3, 1), (1, 2, 2, 2)),
+    "max_pool2d": gen_images(lambda x: tl.nn.max_pool2d(x, 2, 1, "VALID"), (1, 3, 3, 2)),
+    "avg_pool2d": gen_images(lambda x: tl.nn.avg_pool2d(x, 2, 2, "SAME"), (1, 3, 3, 2)),
+    "avg_pool2d_grad": gen_images(lambda g: ops.BACKEND.avg_pool2d_grad(
+        g, input_shape=(1, 3, 3, 2), ksize=(2, 2), strides=(2, 2), padding="SAME"), (1, 2, 2, 2)),
 }
 
 

@@ -430,7 +430,7 @@ def test_mlp_with_adam_reaches_92_percent_on_the_shipped_mnist_sample(monkeypatc
     assert optimizer.iterations == 5 * 250
 
 
-@pytest.mark.parametrize("module", ["module", "layers", "optimizers", "losses", "metrics", "datasets",
+@pytest.mark.parametrize("module", ["module", "layers", "models", "optimizers", "losses", "metrics", "data", "datasets",
                                     "datasets.mnist"])
 def test_docstring_examples_run(module, monkeypatch, tmp_path):
     import doctest

@@ -1,0 +1,359 @@
+"""``tl.data``: input pipelines shaped like ``tf.data.Dataset``, on plain numpy.
+
+    train_ds = tl.data.Dataset.from_tensor_slices((x_train, y_train)).shuffle(10000, seed=0).batch(32)
+    for images, labels in train_ds:        # tensors: images (32, 28, 28, 1) float32, labels (32,) uint8
+        ...
+    len(train_ds)                          # 250 batches for 8,000 digits
+
+A Dataset is a recipe: each ``for`` loop over it runs the recipe from the start (a new shuffle each time,
+as TF's ``reshuffle_each_iteration=True``). Elements are numpy arrays underneath and tensors when you
+iterate; nothing here is recorded on a tape. ``shuffle`` uses TF's algorithm (a buffer of ``buffer_size``
+elements, each output drawn at random from it), with tapelab's random numbers: seeded runs repeat, but the
+order is not TF's. ``prefetch`` and ``cache`` keep the API and change nothing (everything is in memory).
+"""
+
+import itertools
+import math
+
+import numpy as np
+
+from tapelab import dtypes, nest
+from tapelab.errors import InvalidArgumentError
+from tapelab.function import TensorSpec
+from tapelab.learner import spell
+from tapelab.tensor import Tensor, convert_to_tensor, to_numpy
+
+AUTOTUNE = -1  # tf.data.AUTOTUNE: "pick a buffer size for me" (any value works: prefetch changes nothing here)
+INFINITE_CARDINALITY = -1
+UNKNOWN_CARDINALITY = -2
+
+
+class Dataset:
+    """A sequence of elements (tensors, or tuples / dicts of them) built by chaining transformations.
+
+    Make one with :meth:`from_tensor_slices`, :meth:`from_generator` or :meth:`range`; transform it with
+    ``shuffle``, ``batch``, ``map``, ``filter``, ``take``, ``skip``, ``repeat``; iterate over it with ``for``.
+
+    >>> ds = tl.data.Dataset.range(5).map(lambda x: x * 2).batch(2)
+    >>> [batch.numpy().tolist() for batch in ds]
+    [[0, 2], [4, 6], [8]]
+    >>> len(ds)
+    3
+    """
+
+    def __init__(self, elements, length, name):
+        self._elements = elements  # () -> an iterator of elements (numpy leaves in the element's structure)
+        self._length = length  # a count, INFINITE_CARDINALITY or UNKNOWN_CARDINALITY
+        self._name = name  # TF's class name, for repr: _BatchDataset, _ShuffleDataset ...
+
+    # --- sources ------------------------------------------------------------------------------------------
+    @staticmethod
+    def from_tensor_slices(tensors, name=None):
+        """One element per row of ``tensors`` (an array, or a tuple / dict of arrays with the same first size):
+        ``from_tensor_slices((x, y))`` yields ``(x[i], y[i])``."""
+        tensors = _arrays(tensors)
+        leaves = nest.flatten(tensors)
+        if not leaves:
+            raise ValueError("from_tensor_slices: nothing to slice; give an array, or a tuple / dict of arrays")
+        if any(a.ndim == 0 for a in leaves):
+            raise ValueError(spell(f"from_tensor_slices: every component needs a first axis to slice along; got "
+                                   f"shapes {[a.shape for a in leaves]}. For one element use Dataset.from_tensors."))
+        sizes = {a.shape[0] for a in leaves}
+        if len(sizes) > 1:
+            raise ValueError(spell(
+                f"from_tensor_slices: the components have different numbers of rows, shapes "
+                f"{[a.shape for a in leaves]}; they must pair up row by row (e.g. x_train with y_train, not "
+                "y_test)."))
+        n = leaves[0].shape[0]
+        if isinstance(tensors, (tuple, dict)):
+            return Dataset(lambda: (nest.pack_like(tensors, [a[i] for a in leaves]) for i in range(n)), n,
+                           "_TensorSliceDataset")
+        array = leaves[0]
+        return Dataset(lambda: iter(array), n, "_TensorSliceDataset")
+
+    @staticmethod
+    def from_tensors(tensors, name=None):
+        """A dataset of one element: ``tensors`` itself."""
+        element = _arrays(tensors)
+        return Dataset(lambda: iter([element]), 1, "_TensorDataset")
+
+    @staticmethod
+    def from_generator(generator, output_types=None, output_shapes=None, args=None, output_signature=None,
+                       name=None):
+        """Elements from calling ``generator(*args)`` afresh for each pass; ``output_signature`` (a structure of
+        ``tl.TensorSpec``) or ``output_types`` gives their dtypes. The length is unknown."""
+        if not callable(generator):
+            raise TypeError(spell("from_generator: give the generator function itself (from_generator(gen, ...)), "
+                                  "not gen(): each pass over the dataset calls it again."))
+        if output_signature is None and output_types is None:
+            raise TypeError("from_generator: give output_signature=(tl.TensorSpec(shape=..., dtype=...), ...) (or "
+                            "output_types=) so the elements' dtypes are known")
+        wanted = output_signature if output_signature is not None else output_types
+        specs = nest.flatten(wanted)
+
+        def elements():
+            for item in generator(*(args or ())):
+                values = nest.flatten_up_to(wanted, item) if isinstance(wanted, (tuple, dict)) else [item]
+                converted = []
+                for spec, value in zip(specs, values):
+                    dtype = spec.dtype if isinstance(spec, TensorSpec) else dtypes.as_dtype(spec)
+                    array = np.asarray(value, dtype.as_numpy_dtype)
+                    if isinstance(spec, TensorSpec) and not spec.is_compatible_with(Tensor(array)):
+                        raise InvalidArgumentError(
+                            f"from_generator: the generator yielded shape {array.shape} where output_signature "
+                            f"says {spec}")
+                    converted.append(array)
+                yield nest.pack_like(wanted, converted) if isinstance(wanted, (tuple, dict)) else converted[0]
+
+        return Dataset(elements, UNKNOWN_CARDINALITY, "_FlatMapDataset")
+
+    @staticmethod
+    def range(*args, output_type=dtypes.int64, name=None):
+        """``range(stop)``, ``range(start, stop[, step])``: integers as int64 tensors, like Python's range."""
+        numbers = range(*[int(a) for a in args])
+        kind = np.dtype(dtypes.as_dtype(output_type).as_numpy_dtype).type
+        return Dataset(lambda: (kind(i) for i in numbers), len(numbers), "_RangeDataset")
+
+    @staticmethod
+    def zip(*datasets, name=None):
+        """Elements of several datasets side by side: ``zip(a, b)`` yields ``(a_i, b_i)``, as long as the shortest."""
+        if len(datasets) == 1 and isinstance(datasets[0], (tuple, list)):
+            datasets = tuple(datasets[0])
+        for d in datasets:
+            _check_dataset("zip", d)
+        lengths = [d._length for d in datasets]
+        known = [n for n in lengths if n >= 0]
+        length = min(known) if known else (INFINITE_CARDINALITY if all(n == INFINITE_CARDINALITY for n in lengths)
+                                          else UNKNOWN_CARDINALITY)
+        if UNKNOWN_CARDINALITY in lengths:
+            length = UNKNOWN_CARDINALITY
+        return Dataset(lambda: zip(*[d._elements() for d in datasets]), length, "_ZipDataset")
+
+    # --- transformations --------------------------------------------------------------------------------------
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True, name=None):
+        """Randomise the order: keep a buffer of ``buffer_size`` elements and output one of them at random each
+        time, refilling its place from the input. A buffer as big as the dataset shuffles it completely;
+        a small one only mixes neighbours. ``seed`` makes the order repeat from run to run."""
+        buffer_size = _positive_int("shuffle", "buffer_size", buffer_size, allow_autotune=False)
+        if seed is None:
+            from tapelab import random
+
+            seed = int(random.generator().integers(2**63))
+        passes = itertools.count()
+
+        def elements():
+            rng = np.random.default_rng([seed, next(passes) if reshuffle_each_iteration else 0])
+            return _shuffled(self._elements(), buffer_size, rng)
+
+        return Dataset(elements, self._length, "_ShuffleDataset")
+
+    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None, name=None):
+        """Stack ``batch_size`` consecutive elements into one (a new first axis); the last batch may be smaller,
+        unless ``drop_remainder=True``."""
+        batch_size = _positive_int("batch", "batch_size", batch_size)
+
+        def elements():
+            source = self._elements()
+            while True:
+                rows = list(itertools.islice(source, batch_size))
+                if not rows or (drop_remainder and len(rows) < batch_size):
+                    return
+                yield _stack(rows)
+
+        n = self._length
+        length = n if n < 0 else (n // batch_size if drop_remainder else math.ceil(n / batch_size))
+        return Dataset(elements, length, "_BatchDataset")
+
+    def unbatch(self, name=None):
+        """Split each element along its first axis (the inverse of ``batch``)."""
+        def elements():
+            for element in self._elements():
+                leaves = nest.flatten(element)
+                for i in range(len(leaves[0])):
+                    yield nest.pack_like(element, [a[i] for a in leaves])
+
+        return Dataset(elements, UNKNOWN_CARDINALITY, "_UnbatchDataset")
+
+    def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
+        """Apply ``map_func`` to each element (as tensors; a tuple element is passed as separate arguments,
+        ``map(lambda x, y: (x / 255, y))``)."""
+        if not callable(map_func):
+            raise TypeError(f"map: expects a function of an element, got {map_func!r}")
+
+        def elements():
+            for element in self._elements():
+                out = map_func(*_as_tensors(element)) if isinstance(element, tuple) else map_func(_as_tensors(element))
+                yield nest.pack_like(out, [to_numpy(convert_to_tensor(v)) for v in nest.flatten(out)])
+
+        return Dataset(elements, self._length, "_MapDataset")
+
+    def filter(self, predicate, name=None):
+        """Keep the elements for which ``predicate`` (called like ``map``'s function) gives True."""
+        def elements():
+            for element in self._elements():
+                args = _as_tensors(element)
+                keep = predicate(*args) if isinstance(element, tuple) else predicate(args)
+                value = to_numpy(convert_to_tensor(keep))
+                if value.dtype != np.bool_ or value.ndim:
+                    raise TypeError(f"filter: the predicate must return one bool, got {value.dtype} of shape "
+                                    f"{value.shape}")
+                if value:
+                    yield element
+
+        return Dataset(elements, UNKNOWN_CARDINALITY, "_FilterDataset")
+
+    def take(self, count, name=None):
+        """The first ``count`` elements (all of them for -1)."""
+        count = int(count)
+        n = self._length
+        length = n if count < 0 else (count if n == INFINITE_CARDINALITY else min(n, count) if n >= 0 else n)
+        return Dataset(lambda: itertools.islice(self._elements(), None if count < 0 else count), length,
+                       "_TakeDataset")
+
+    def skip(self, count, name=None):
+        """Everything after the first ``count`` elements (-1 skips all)."""
+        count = int(count)
+        n = self._length
+        length = n if n < 0 else (0 if count < 0 else max(0, n - count))
+        return Dataset(lambda: itertools.islice(self._elements(), None if count < 0 else count, None), length,
+                       "_SkipDataset")
+
+    def repeat(self, count=None, name=None):
+        """The dataset ``count`` times over (forever without ``count``: stop with ``take``)."""
+        count = -1 if count is None else int(count)
+
+        def elements():
+            passes = itertools.count() if count < 0 else range(count)
+            for _ in passes:
+                yield from self._elements()
+
+        n = self._length
+        length = (INFINITE_CARDINALITY if count < 0 and n != 0 else n if n < 0 else n * max(count, 0)
+                  if count >= 0 else 0)
+        return Dataset(elements, length, "_RepeatDataset")
+
+    def enumerate(self, start=0, name=None):
+        """``(index, element)`` pairs, the index an int64 counting from ``start``."""
+        return Dataset(lambda: ((np.int64(i), e) for i, e in enumerate(self._elements(), int(start))), self._length,
+                       "_EnumerateDataset")
+
+    def concatenate(self, dataset, name=None):
+        """This dataset's elements, then ``dataset``'s."""
+        _check_dataset("concatenate", dataset)
+        a, b = self._length, dataset._length
+        length = a + b if a >= 0 and b >= 0 else INFINITE_CARDINALITY if INFINITE_CARDINALITY in (a, b) \
+            else UNKNOWN_CARDINALITY
+        return Dataset(lambda: itertools.chain(self._elements(), dataset._elements()), length, "_ConcatenateDataset")
+
+    def prefetch(self, buffer_size, name=None):
+        """Kept for TF's API: prepares nothing ahead (everything is in memory already); returns the same elements."""
+        _positive_int("prefetch", "buffer_size", buffer_size)
+        return Dataset(self._elements, self._length, "_PrefetchDataset")
+
+    def cache(self, filename="", name=None):
+        """Kept for TF's API: returns the same elements (they are numpy arrays in memory already)."""
+        return Dataset(self._elements, self._length, "_CacheDataset")
+
+    # --- reading ---------------------------------------------------------------------------------------------
+    def __iter__(self):
+        for element in self._elements():
+            yield _as_tensors(element)
+
+    def as_numpy_iterator(self):
+        """The elements as numpy arrays (and numpy scalars), in the element's structure."""
+        for element in self._elements():
+            yield nest.pack_like(element, [np.asarray(a)[()] if np.ndim(a) == 0 else np.asarray(a)
+                                           for a in nest.flatten(element)])
+
+    def cardinality(self):
+        """The number of elements as an int64 tensor (-1: infinite, -2: unknown, as TF)."""
+        return Tensor(np.asarray(self._length, np.int64))
+
+    def __len__(self):
+        if self._length == INFINITE_CARDINALITY:
+            raise TypeError("The dataset is infinite (repeat() without a count); use take(n) to stop it.")
+        if self._length == UNKNOWN_CARDINALITY:
+            raise TypeError("The dataset length is unknown (after filter or from_generator); count it by "
+                            "iterating, or use cardinality().")
+        return self._length
+
+    def __bool__(self):
+        return True
+
+    @property
+    def element_spec(self):
+        """The structure, shapes and dtypes of one element (``TensorSpec``s; a batch's first axis is None)."""
+        try:
+            first = next(iter(self._elements()))
+        except StopIteration:
+            raise ValueError("element_spec: the dataset is empty, so its elements' shapes are unknown here") from None
+        batched = self._name == "_BatchDataset"
+        return nest.pack_like(first, [TensorSpec((None,) + np.shape(a)[1:] if batched else np.shape(a),
+                                                 dtypes.as_dtype(np.asarray(a).dtype)) for a in nest.flatten(first)])
+
+    def __repr__(self):
+        return f"<{self._name} length={self._length if self._length >= 0 else 'unknown'}>"
+
+
+def _shuffled(source, buffer_size, rng):
+    """TF's shuffle: fill a buffer, then output a random buffer entry and put the next input in its place."""
+    buffer = list(itertools.islice(source, buffer_size))
+    uniforms = iter(())
+    for element in source:
+        u = next(uniforms, None)
+        if u is None:
+            uniforms = iter(rng.random(1024).tolist())  # random numbers drawn in blocks: one call per 1024 picks
+            u = next(uniforms)
+        i = int(u * len(buffer))
+        yield buffer[i]
+        buffer[i] = element
+    for i in rng.permutation(len(buffer)).tolist():  # the input is spent: the rest of the buffer, in random order
+        yield buffer[i]
+
+
+def _stack(rows):
+    """Stack elements of one structure into one batched element, with a clear error when shapes differ."""
+    columns = zip(*[nest.flatten(row) for row in rows])
+    stacked = []
+    for column in columns:
+        shapes = {np.shape(a) for a in column}
+        if len(shapes) > 1:
+            raise InvalidArgumentError(spell(
+                f"batch: elements of different shapes {sorted(shapes)} cannot be stacked into one batch; make them "
+                "the same shape first (e.g. map a resize or pad over the dataset)."))
+        stacked.append(np.stack(column))
+    return nest.pack_like(rows[0], stacked)
+
+
+def _arrays(structure):
+    """Tuples and dicts are structures (as in tf.data); anything else, a list too, becomes one numpy array."""
+    if isinstance(structure, tuple):
+        return type(structure)(*[_arrays(s) for s in structure]) if hasattr(structure, "_fields") else tuple(
+            _arrays(s) for s in structure)
+    if isinstance(structure, dict):
+        return {k: _arrays(v) for k, v in structure.items()}
+    return structure if isinstance(structure, np.ndarray) else to_numpy(convert_to_tensor(structure))
+
+
+def _as_tensors(element):
+    return nest.pack_like(element, [Tensor(np.asarray(a)) for a in nest.flatten(element)])
+
+
+def _positive_int(where, what, value, allow_autotune=True):
+    if allow_autotune and value == AUTOTUNE and what == "buffer_size":
+        return value
+    if isinstance(value, Tensor):
+        value = value.numpy()
+    if int(value) != value or value <= 0:
+        raise InvalidArgumentError(spell(
+            f"{where}: {what} must be greater than zero, got {value!r}" + (
+                ". It is how many elements go into one batch, e.g. .batch(32)." if where == "batch" else ".")))
+    return int(value)
+
+
+def _check_dataset(where, value):
+    if not isinstance(value, Dataset):
+        raise TypeError(f"{where}: expects tl.data.Dataset objects, got {type(value).__name__}")
+
+
+__all__ = ["AUTOTUNE", "Dataset", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY"]

@@ -1,0 +1,473 @@
+"""Keras-shaped models (``keras.Model`` and ``keras.Sequential``): ``compile``, then ``fit`` runs the tape loop.
+
+    model = tl.keras.Sequential([tl.keras.layers.Flatten(input_shape=(28, 28)), tl.keras.layers.Dense(10)])
+    model.compile(optimizer="adam", loss=tl.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    history = model.fit(x_train, y_train, epochs=5)     # one progress bar per epoch: loss and accuracy
+    model.evaluate(x_test, y_test)
+    tl.viz.draw(model.last_tape)                        # the tape of fit's last training step
+
+``fit`` is the loop the lessons write by hand: for each batch, :meth:`Model.train_step` runs the model
+inside a ``GradientTape``, takes the loss's gradient with respect to ``trainable_variables`` and hands
+it to the optimizer. Read ``train_step`` below: that is all ``fit`` does, besides batching and reporting.
+"""
+
+import contextlib
+from pathlib import Path
+
+import numpy as np
+
+from tapelab import losses as losses_module
+from tapelab import metrics as metrics_module
+from tapelab import optimizers as optimizers_module
+from tapelab.layers import InputLayer, Layer, keras_name
+from tapelab.learner import spell
+from tapelab.tape import GradientTape, _state
+from tapelab.tensor import Tensor, to_numpy
+
+
+class History:
+    """What ``fit`` returns: ``history.history["loss"]`` is the list of each epoch's mean loss (and so on for
+    every metric and, with validation data, ``val_loss``/``val_<metric>``)."""
+
+    def __init__(self):
+        self.history = {}
+        self.epoch = []
+        self.params = {}
+
+    def _add(self, epoch, logs):
+        self.epoch.append(epoch)
+        for name, value in logs.items():
+            self.history.setdefault(name, []).append(value)
+
+    def __repr__(self):
+        last = ", ".join(f"{k}={v[-1]:.4f}" for k, v in self.history.items())
+        return f"<tapelab.models.History epochs={len(self.epoch)} {last}>"
+
+
+class Model(Layer):
+    """A layer with a training loop: subclass it (create layers in ``__init__``, use them in ``call``), or use
+    :class:`Sequential`.
+
+    >>> class MyModel(tl.keras.Model):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.d1 = tl.keras.layers.Dense(8, activation="relu")
+    ...         self.d2 = tl.keras.layers.Dense(2)
+    ...     def call(self, x):
+    ...         return self.d2(self.d1(x))
+    >>> model = MyModel()
+    >>> model(tl.ones((5, 3))).shape
+    TensorShape([5, 2])
+    >>> [layer.name for layer in model.layers] == [model.d1.name, model.d2.name]
+    True
+
+    A model runs no name scope of its own: each layer's ops are recorded under the layer's name, so a tape's
+    picture groups them layer by layer.
+    """
+
+    def __init__(self, *args, **kwargs):
+        if args or "inputs" in kwargs or "outputs" in kwargs:
+            raise NotImplementedError(
+                "Model(inputs, outputs): Keras's functional API is not part of tapelab. Subclass tl.keras.Model "
+                "(layers in __init__, the computation in call) or use tl.keras.Sequential([...]).")
+        super().__init__(**kwargs)
+        self.optimizer = self.loss = None
+        self.compiled_metrics = []
+        self.last_tape = None  # the GradientTape of the last training step (fit / train_step), for drawing
+        self.stop_training = False
+
+    def __setattr__(self, name, value):
+        # layers assigned as attributes are tracked in assignment order (model.layers, weights, summary)
+        tracked = self.__dict__.setdefault("_layers", [])
+        for item in (value if isinstance(value, (list, tuple)) else [value]):
+            if isinstance(item, Layer) and item is not self and all(item is not t for t in tracked):
+                tracked.append(item)
+        super().__setattr__(name, value)
+
+    @property
+    def layers(self):
+        """The layers of the model, in the order they were assigned (or added)."""
+        return list(self.__dict__.get("_layers", []))
+
+    @property
+    def weights(self):
+        """Every weight, layer by layer (each layer's trainable ones first), as Keras orders them."""
+        return list(self._weights) + [w for layer in self.layers if isinstance(layer, Layer) for w in layer.weights]
+
+    @property
+    def name_scope(self):
+        """No scope: a model's ops stay under each layer's own name, so pictures group its tape layer by layer."""
+        return contextlib.nullcontext()
+
+    # --- compile / fit / evaluate / predict ------------------------------------------------------------------
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, run_eagerly=None, jit_compile=None, **kwargs):
+        """Choose the optimizer, the loss and the metrics ``fit`` reports (names such as ``"adam"``,
+        ``"sparse_categorical_crossentropy"``, ``"accuracy"``, or objects). Every step runs eagerly on the tape
+        (``run_eagerly`` and ``jit_compile`` are accepted for Keras's sake)."""
+        if kwargs:
+            raise TypeError(f"{self.name}.compile: unexpected keyword argument(s) {', '.join(sorted(kwargs))}")
+        if loss is None:
+            raise ValueError(spell(f"{self.name}.compile: give a loss, e.g. loss='sparse_categorical_crossentropy' "
+                                   "or loss=tl.keras.losses.SparseCategoricalCrossentropy(from_logits=True)"))
+        self.optimizer = optimizers_module.get(optimizer)
+        self.loss = losses_module.get(loss)
+        self.compiled_metrics = [metrics_module.get(m) for m in _as_list(metrics)]
+
+    @property
+    def metrics(self):
+        """The running metrics of ``fit`` and ``evaluate``: the loss's mean first, then the compiled ones."""
+        return [self._loss_tracker] + self.compiled_metrics
+
+    @property
+    def metrics_names(self):
+        return [m.name for m in self.metrics]
+
+    def train_step(self, data):
+        """One step of gradient descent on one batch ``data = (x, y)``: the loop the lessons write by hand.
+
+        Returns the running metrics as ``{name: value}``; the step's tape is kept as ``model.last_tape``.
+        """
+        x, y = data
+        with GradientTape() as tape:
+            predictions = self(x, training=True)
+            loss = self.loss(y, predictions)
+        gradients = tape.gradient(loss, self.trainable_variables)
+        self.optimizer.apply_gradients(zip(gradients, self.trainable_variables))
+        self.last_tape = tape
+        return self._update_metrics(loss, y, predictions)
+
+    def test_step(self, data):
+        """The loss and metrics on one batch, without training (what ``evaluate`` runs per batch)."""
+        x, y = data
+        predictions = self(x, training=False)
+        return self._update_metrics(self.loss(y, predictions), y, predictions)
+
+    def _update_metrics(self, loss, y, predictions):
+        self._loss_tracker.update_state(loss, sample_weight=len(predictions))  # the epoch's mean over examples
+        for metric in self.compiled_metrics:
+            metric.update_state(y, predictions)
+        return {m.name: float(m.result()) for m in sorted(self.metrics, key=lambda m: m.name)}  # Keras 3's order
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
+            validation_data=None, shuffle=True, initial_epoch=0, steps_per_epoch=None, plot=False, seed=None):
+        """Train for ``epochs`` passes over ``(x, y)`` (arrays, batched ``batch_size`` rows at a time, 32 by
+        default) or over a batched ``tl.data.Dataset`` of ``(x, y)``. Returns a :class:`History`.
+
+        Each epoch shows a progress bar with the running loss and metrics (``verbose=0``: none); ``plot=True``
+        also draws the live loss curve. ``validation_data=(x_val, y_val)`` (or ``validation_split``, the last
+        fraction of the rows) is evaluated after each epoch, as ``val_loss`` and ``val_<metric>``.
+        """
+        self._check_compiled("fit")
+        if callbacks:
+            raise NotImplementedError(f"{self.name}.fit: callbacks are not supported; write the loop with a "
+                                      "GradientTape (see train_step) to act between steps.")
+        if validation_split and validation_data is None:
+            x, y, validation_data = _split(self.name, x, y, validation_split)
+        batches = _batches(self.name, "fit", x, y, batch_size, shuffle, seed)
+        history = History()
+        history.params = {"epochs": epochs, "steps": steps_per_epoch or _length(batches), "verbose": verbose}
+        curve = _plot() if plot else None
+        self.stop_training = False
+        for epoch in range(initial_epoch, epochs):
+            for metric in self.metrics:
+                metric.reset_state()
+            steps = _progress(batches, steps_per_epoch, verbose, f"Epoch {epoch + 1}/{epochs}")
+            for step, data in enumerate(steps):
+                logs = self.train_step(data)
+                if steps is not batches:
+                    steps.log(**logs)
+                if curve is not None:
+                    curve.update(loss=logs["loss"])
+                if steps_per_epoch is not None and step + 1 >= steps_per_epoch:
+                    break
+            if validation_data is not None:
+                val_logs = self.evaluate(*_as_pair(validation_data), batch_size=batch_size, verbose=0,
+                                         return_dict=True)
+                logs.update({f"val_{name}": value for name, value in val_logs.items()})
+                if verbose and steps is not batches:
+                    print(" - ".join(f"{name}: {value:.4f}" for name, value in val_logs.items() if name)
+                          .join(("validation: ", "")))
+            history._add(epoch, logs)
+            if self.stop_training:
+                break
+        if curve is not None:
+            curve.close()
+        self.history = history
+        return history
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False):
+        """The mean loss (and metrics) on ``(x, y)`` or a batched Dataset, without training.
+
+        Returns the loss alone, or ``[loss, metric, ...]`` with compiled metrics (``return_dict=True``: a dict).
+        """
+        self._check_compiled("evaluate")
+        for metric in self.metrics:
+            metric.reset_state()
+        batches = _batches(self.name, "evaluate", x, y, batch_size, False, None)
+        logs = {}
+        for data in _progress(batches, None, 0 if verbose == 2 else verbose, "evaluate"):
+            logs = self.test_step(data)
+        if verbose == 2:
+            print(f"{_length(batches)}/{_length(batches)} - " + " - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
+        if return_dict:
+            return logs
+        values = [logs[m.name] for m in self.metrics] if logs else []
+        return values[0] if len(values) == 1 else values
+
+    def predict(self, x, batch_size=None, verbose="auto"):
+        """The model's outputs on ``x`` (an array or a Dataset), ``batch_size`` rows at a time, as a numpy array."""
+        batches = _batches(self.name, "predict", x, None, batch_size, False, None)
+        outputs = [to_numpy(self(data[0] if isinstance(data, tuple) else data, training=False))
+                   for data in _progress(batches, None, verbose, "predict")]
+        return np.concatenate(outputs) if outputs else np.zeros((0,), np.float32)
+
+    def _check_compiled(self, what):
+        if self.loss is None:
+            raise RuntimeError(spell(f"{self.name}.{what}: the model is not compiled. Call model.compile(optimizer="
+                                     "'adam', loss='sparse_categorical_crossentropy', metrics=['accuracy']) first."))
+
+    @property
+    def _loss_tracker(self):
+        if "_loss_mean" not in self.__dict__:
+            self.__dict__["_loss_mean"] = metrics_module.Mean(name="loss")
+        return self.__dict__["_loss_mean"]
+
+    # --- summary and weights ------------------------------------------------------------------------------
+    def summary(self, print_fn=print):
+        """Print one row per layer: its name and type, its output shape and its number of weights."""
+        rows = [(f"{layer.name} ({type(layer).__name__})", str(layer.output_shape or "?"),
+                 f"{layer.count_params():,}") for layer in self.layers]
+        widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(_HEADER)]
+        line = "  ".join(["{:<%d}" % widths[0], "{:<%d}" % widths[1], "{:>%d}" % widths[2]]).format
+        rule = "-" * (sum(widths) + 4)
+        trainable = sum(v.shape.num_elements() for v in self.trainable_variables)
+        total = self.count_params()
+        print_fn("\n".join([f'Model: "{self.name}"', rule, line(*_HEADER), rule, *[line(*r) for r in rows], rule,
+                            f"Total params: {total:,}", f"Trainable params: {trainable:,}",
+                            f"Non-trainable params: {total - trainable:,}"]))
+
+    def save_weights(self, filepath):
+        """Save every weight: ``*.weights.h5`` as HDF5 in Keras 3's layout (``layers/<layer>/vars/<i>``, through
+        h5py; Keras loads it), anything else as a numpy ``.npz`` with the same keys."""
+        path = Path(filepath)
+        if str(path).endswith(".h5"):
+            with _h5py().File(path, "w") as f:
+                f.create_group("vars")  # the model's own weights (none), as Keras writes
+                for layer_path, variables in _layer_paths(self):
+                    group = f.create_group(f"{layer_path}/vars")
+                    for i, v in enumerate(variables):
+                        group.create_dataset(str(i), data=v.numpy())
+        else:
+            np.savez(path, **{key: v.numpy() for key, v in _weight_paths(self)})
+
+    def load_weights(self, filepath):
+        """Load weights saved by :meth:`save_weights` into a model of the same architecture."""
+        path = Path(filepath)
+        if not path.exists() and path.with_suffix(path.suffix + ".npz").exists():
+            path = path.with_suffix(path.suffix + ".npz")  # np.savez added .npz
+        if not path.exists():
+            raise FileNotFoundError(f"{self.name}.load_weights: no file {filepath!r}")
+        if not self.built or not self.variables:
+            raise ValueError(spell(f"{self.name}.load_weights: the model has no weights yet. Call it once on a "
+                                   "batch (model(x)) or give its first layer input_shape=..., then load."))
+        if str(path).endswith(".h5"):
+            with _h5py().File(path, "r") as f:
+                stored = {key: np.asarray(f[key]) for key in _h5_keys(f)}
+        else:
+            with np.load(path) as f:
+                stored = {key: f[key] for key in f.files}
+        wanted = _weight_paths(self)
+        missing = [key for key, _ in wanted if key not in stored]
+        if missing or len(stored) != len(wanted):
+            raise ValueError(f"{self.name}.load_weights: the file holds weights {sorted(stored)}, the model has "
+                             f"{[key for key, _ in wanted]}; load into a model built like the one that was saved.")
+        for key, var in wanted:
+            if stored[key].shape != tuple(var.shape):
+                raise ValueError(f"{self.name}.load_weights: {key} has shape {stored[key].shape} in the file but "
+                                 f"{tuple(var.shape)} in the model")
+            var.assign(stored[key])
+
+
+_HEADER = ("Layer (type)", "Output Shape", "Param #")
+
+
+
+
+class Sequential(Model):
+    """Layers applied one after another, like ``keras.Sequential``.
+
+    Give the first layer ``input_shape=`` (or start with ``tl.keras.Input(shape)``) and the model is built at
+    once (``summary()`` works before any data); otherwise it is built on its first call.
+
+    >>> model = tl.keras.Sequential([tl.keras.layers.Dense(8, activation="relu", input_shape=(3,)),
+    ...                              tl.keras.layers.Dense(2)])
+    >>> model(tl.ones((5, 3))).shape
+    TensorShape([5, 2])
+    >>> model.count_params()
+    50
+    """
+
+    def __init__(self, layers=None, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self._input = None
+        for layer in layers or []:
+            self._append(layer)
+        self._build_from_input()
+
+    def add(self, layer):
+        """Append a layer (an :class:`InputLayer` from ``keras.Input`` only fixes the input shape)."""
+        self._append(layer)
+        self._build_from_input()
+
+    def _append(self, layer):
+        if not callable(layer):
+            raise TypeError(spell(f"{self.name}.add: expected a layer (such as tl.keras.layers.Dense(10)), "
+                                  f"got {layer!r}"))
+        if isinstance(layer, InputLayer):
+            if self.layers:
+                raise ValueError(f"{self.name}.add: keras.Input must come first, before {self.layers[0].name}")
+            self._input = layer.input_shape_declared
+            return
+        self.__dict__.setdefault("_layers", []).append(layer)
+        if len(self.layers) == 1 and getattr(layer, "input_shape_declared", None) is not None:
+            self._input = layer.input_shape_declared
+        self.built = False
+
+    def _build_from_input(self):
+        """With a known input shape, build every layer now by running one zero example through the model."""
+        if self._input is None or not self.layers or any(n is None for n in self._input):
+            return
+        self.built = True
+        with _unrecorded():
+            self(np.zeros((1,) + tuple(self._input), np.float32), training=False)
+
+    def call(self, inputs, training=None):
+        x = inputs
+        for layer in self.layers:
+            x = layer(x, training=training) if isinstance(layer, Layer) else layer(x)
+        return x
+
+
+# --- batching and reporting -------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _unrecorded():
+    """Run a model without any active tape recording it (building it is not part of the learner's computation)."""
+    with contextlib.ExitStack() as stack:
+        for tape in [t for t in _state.tapes if isinstance(t, GradientTape)]:
+            stack.enter_context(tape.stop_recording())
+        yield
+
+
+def _as_list(value):
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _as_pair(data):
+    if isinstance(data, (list, tuple)):
+        if len(data) != 2:
+            raise ValueError(f"validation_data must be (x_val, y_val), got {len(data)} items")
+        return data
+    return data, None  # a Dataset of (x, y) batches
+
+
+def _split(name, x, y, fraction):
+    if not 0 < fraction < 1:
+        raise ValueError(f"{name}.fit: validation_split must be between 0 and 1, got {fraction!r}")
+    if y is None or _is_dataset(x):
+        raise ValueError(f"{name}.fit: validation_split needs arrays x and y; give a Dataset validation_data instead")
+    cut = int(len(x) * (1 - fraction))
+    return x[:cut], y[:cut], (x[cut:], y[cut:])
+
+
+def _is_dataset(x):
+    from tapelab.data import Dataset
+
+    return isinstance(x, Dataset)
+
+
+def _batches(name, what, x, y, batch_size, shuffle, seed):
+    """Batches of ``(x, y)`` (or of ``x`` alone, for predict) from arrays or a batched Dataset."""
+    if x is None:
+        raise ValueError(f"{name}.{what}: give the data, x (and y), or a tl.data.Dataset of (x, y) batches")
+    if _is_dataset(x):
+        if y is not None:
+            raise ValueError(spell(f"{name}.{what}: x is a Dataset, so y must not be given: the Dataset yields "
+                                   "(x, y) pairs (tl.data.Dataset.from_tensor_slices((x, y)).batch(32))."))
+        if batch_size is not None:
+            raise ValueError(f"{name}.{what}: x is a Dataset, which is batched already; drop batch_size= (or batch "
+                             "the Dataset with .batch(n)).")
+        return x
+    from tapelab.datasets import batches
+
+    x = to_numpy(x) if isinstance(x, Tensor) else np.asarray(x)
+    if y is None and what != "predict":
+        raise ValueError(spell(f"{name}.{what}: give the labels y as well as x (model.{what}(x, y)), "
+                               "or a tl.data.Dataset of (x, y) pairs."))
+    if y is not None:
+        y = to_numpy(y) if isinstance(y, Tensor) else np.asarray(y)
+        if len(y) != len(x):
+            raise ValueError(
+                f"{name}.{what}: x has {len(x)} examples (shape {x.shape}) but y has {len(y)} labels (shape "
+                f"{y.shape}); give one label per example, e.g. x_train with y_train (not y_test).")
+    if x.dtype.kind == "f" and x.dtype != np.float32:
+        x = x.astype(np.float32)
+    return batches(x, y, batch_size=32 if batch_size is None else batch_size, shuffle=shuffle, seed=seed)
+
+
+def _length(batches):
+    try:
+        return len(batches)
+    except TypeError:
+        return None
+
+
+def _progress(batches, steps, verbose, desc):
+    """A progress bar over ``batches`` when ``verbose`` asks for one (``"auto"`` and 1), else the batches."""
+    if verbose not in ("auto", 1, True):
+        return batches
+    from tapelab.plots import progress
+
+    return progress(batches, desc=desc, total=steps or _length(batches), unit="step")
+
+
+def _plot():
+    from tapelab.plots import LossPlot
+
+    return LossPlot(title="fit", xlabel="step")
+
+
+def _layer_paths(model):
+    """``("layers/<layer>", variables)`` per layer, layers named by type within the model (``dense``, ``dense_1``:
+    Keras's layout), so a fresh model of the same architecture finds its weights whatever its layers are called."""
+    paths, counts = [], {}
+    for layer in model.layers:
+        base = keras_name(type(layer).__name__)
+        key = base if base not in counts else f"{base}_{counts[base]}"
+        counts[base] = counts.get(base, 0) + 1
+        paths.append((f"layers/{key}", layer.weights if isinstance(layer, Layer) else []))
+    return paths
+
+
+def _weight_paths(model):
+    return [(f"{path}/vars/{i}", v) for path, variables in _layer_paths(model) for i, v in enumerate(variables)]
+
+
+def _h5py():
+    try:
+        import h5py
+    except ImportError:
+        raise ImportError("HDF5 files (.h5) need the h5py package: pip install h5py (it comes with tapelab[lab]), "
+                          "or save to a .npz name instead.") from None
+    return h5py
+
+
+def _h5_keys(f):
+    keys = []
+    f.visititems(lambda key, item: keys.append(key) if hasattr(item, "shape") else None)
+    return keys
+
+
+__all__ = ["Model", "Sequential"]

@@ -1,0 +1,277 @@
+"""Keras models (Sequential and subclassed), compile / fit / evaluate / predict, saved weights, and tf.data.
+
+Numbers against real Keras are in test_tf_contract.py (layers, losses, metrics, fit) and here for weights
+saved by Keras (``fixtures/keras_cnn.weights.h5``, made by ``fixtures/make_keras_reference.py``).
+"""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tapelab as tl
+from tapelab.errors import InvalidArgumentError
+
+FIXTURES = Path(__file__).parent / "fixtures"
+keras = tl.keras
+
+
+def small_cnn():
+    return keras.Sequential([keras.Input((6, 6, 1)), keras.layers.Conv2D(3, 3, activation="relu"),
+                             keras.layers.MaxPooling2D(), keras.layers.Flatten(), keras.layers.Dense(4),
+                             keras.layers.BatchNormalization(), keras.layers.Dense(2)])
+
+
+def toy_data(n=10, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, (n, 3)).astype(np.float32)
+    return x, (x.sum(axis=1) > 0).astype(np.int64)
+
+
+def mlp(seed=0):
+    tl.random.set_seed(seed)
+    return keras.Sequential([keras.layers.Dense(8, activation="tanh", input_shape=(3,)), keras.layers.Dense(2)])
+
+
+# --- weights ---------------------------------------------------------------------------------------------
+def test_weights_saved_by_keras_load_and_predict_the_same():
+    reference = json.loads((FIXTURES / "keras_reference.json").read_text())["saved_weights"]
+    model = small_cnn()
+    model.load_weights(FIXTURES / reference["file"])
+    np.testing.assert_allclose(model.predict(np.asarray(reference["x"], np.float32), verbose=0),
+                               reference["predictions"], rtol=1e-5, atol=1e-5)
+
+
+def test_save_weights_writes_keras_layout_and_round_trips(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    model = small_cnn()
+    model.save_weights(tmp_path / "cnn.weights.h5")
+    keys = lambda f: sorted(k for k in _all_keys(f))  # noqa: E731
+    with h5py.File(tmp_path / "cnn.weights.h5") as mine, h5py.File(FIXTURES / "keras_cnn.weights.h5") as theirs:
+        assert keys(mine) == keys(theirs)  # the same groups and datasets as Keras 3 writes
+    for name in ("cnn.weights.h5", "cnn.npz"):
+        model.save_weights(tmp_path / name)
+        fresh = small_cnn()
+        fresh.load_weights(tmp_path / name)
+        for a, b in zip(model.get_weights(), fresh.get_weights()):
+            np.testing.assert_array_equal(a, b)
+
+
+def _all_keys(f):
+    found = []
+    f.visit(found.append)
+    return found
+
+
+def test_load_weights_into_another_architecture_says_so(tmp_path):
+    small_cnn().save_weights(tmp_path / "cnn.npz")
+    with pytest.raises(ValueError, match="load into a model built like the one that was saved"):
+        mlp().load_weights(tmp_path / "cnn.npz")
+    unbuilt = keras.Sequential([keras.layers.Dense(2)])
+    with pytest.raises(ValueError, match="no weights yet"):
+        unbuilt.load_weights(tmp_path / "cnn.npz")
+    with pytest.raises(FileNotFoundError):
+        small_cnn().load_weights(tmp_path / "missing.weights.h5")
+
+
+def test_weights_are_ordered_layer_by_layer_as_keras():
+    model = keras.Sequential([keras.layers.BatchNormalization(input_shape=(3,)), keras.layers.Dense(2)])
+    assert [w.name.split("/")[1] for w in model.weights] == [
+        "gamma:0", "beta:0", "moving_mean:0", "moving_variance:0", "kernel:0", "bias:0"]
+
+
+# --- fit is the tape loop ---------------------------------------------------------------------------------
+def test_fit_runs_the_same_steps_as_a_hand_written_tape_loop():
+    x, y = toy_data()
+    model = mlp()
+    model.compile(optimizer=keras.optimizers.SGD(0.1),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    history = model.fit(x, y, batch_size=4, epochs=3, shuffle=False, verbose=0)
+
+    by_hand = mlp()
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    optimizer = keras.optimizers.SGD(0.1)
+    for _ in range(3):
+        for start in range(0, len(x), 4):
+            with tl.GradientTape() as tape:
+                loss = loss_fn(y[start:start + 4], by_hand(x[start:start + 4], training=True))
+            grads = tape.gradient(loss, by_hand.trainable_variables)
+            optimizer.apply_gradients(zip(grads, by_hand.trainable_variables))
+    for a, b in zip(model.get_weights(), by_hand.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    assert sorted(history.history) == ["accuracy", "loss"] and len(history.history["loss"]) == 3
+    assert history.epoch == [0, 1, 2]
+    # the last step's tape is kept for drawing, its ops grouped by layer
+    scopes = [e.scope for e in model.last_tape.last_backward.entries]
+    assert scopes[:3] == ["dense/"] * 3 and scopes[3:5] == ["dense_1/"] * 2  # matmul, add, tanh; matmul, add
+    assert 'label="dense_1/"' in tl.viz.to_dot(model.last_tape)
+
+
+def test_fit_on_a_dataset_with_validation_and_the_progress_line(capsys):
+    x, y = toy_data(20)
+    model = mlp()
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    train = tl.data.Dataset.from_tensor_slices((x, y)).shuffle(20, seed=0).batch(5)
+    history = model.fit(train, epochs=2, validation_data=(x[:6], y[:6]), verbose=1)
+    assert sorted(history.history) == ["accuracy", "loss", "val_accuracy", "val_loss"]
+    err = capsys.readouterr().err
+    assert "Epoch 2/2" in err and "4/4" in err and "loss=" in err and "accuracy=" in err  # tqdm's Keras-like bar
+    loss, accuracy = model.evaluate(x, y, verbose=0)
+    assert 0 <= accuracy <= 1 and loss > 0
+    assert model.predict(tl.data.Dataset.from_tensor_slices(x).batch(7), verbose=0).shape == (20, 2)
+
+
+def test_fit_draws_the_live_loss_curve(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    x, y = toy_data()
+    model = mlp()
+    model.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(x, y, epochs=1, verbose=0, plot=True)
+    assert (tmp_path / "loss_curve.png").stat().st_size > 1000  # outside a notebook the curve is saved
+
+
+def test_predict_and_evaluate_do_not_train():
+    x, y = toy_data()
+    model = mlp()
+    model.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    before = model.get_weights()
+    model.evaluate(x, y, verbose=0)
+    model.predict(x, verbose=0)
+    for a, b in zip(before, model.get_weights()):
+        np.testing.assert_array_equal(a, b)
+
+
+# --- models ---------------------------------------------------------------------------------------------
+def test_subclassed_model_tracks_layers_in_assignment_order_and_passes_training():
+    class Net(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = keras.layers.Dense(16, activation="relu")
+            self.dropout = keras.layers.Dropout(0.5)
+            self.out = keras.layers.Dense(2)
+
+        def call(self, x, training=None):
+            return self.out(self.dropout(self.dense(x), training=training))
+
+    tl.random.set_seed(0)
+    net = Net()
+    x = np.ones((4, 3), np.float32)
+    np.testing.assert_array_equal(net(x).numpy(), net(x, training=False).numpy())  # no dropout by default
+    tl.random.set_seed(1)
+    a = net(x, training=True).numpy()
+    tl.random.set_seed(1)
+    np.testing.assert_array_equal(a, net(x, training=True).numpy())  # seeded through tl.random
+    assert not np.array_equal(a, net(x).numpy())
+    assert [layer.name.rstrip("_0123456789") for layer in net.layers] == ["dense", "dropout", "dense"]
+    assert len(net.trainable_variables) == 4
+
+
+def test_sequential_with_input_is_built_at_once_and_summarised(capsys):
+    keras.backend.clear_session()
+    model = keras.Sequential([keras.Input((28, 28, 1)), keras.layers.Conv2D(32, 3, activation="relu"),
+                              keras.layers.MaxPooling2D(), keras.layers.Flatten(), keras.layers.Dense(10)])
+    model.summary()
+    text = capsys.readouterr().out
+    assert 'Model: "sequential"' in text and "conv2d (Conv2D)" in text and "(None, 26, 26, 32)" in text
+    assert "(None, 13, 13, 32)" in text and "Total params: 54,410" in text
+    model.add(keras.layers.Softmax())
+    assert model.output_shape == (None, 10)
+    with pytest.raises(TypeError, match="expected a layer"):
+        model.add("dense")
+
+
+def test_functional_api_is_refused_with_what_to_use():
+    with pytest.raises(NotImplementedError, match="Subclass tl.keras.Model"):
+        keras.Model(inputs=keras.Input((3,)), outputs=None)
+
+
+def test_model_errors_teach():
+    x, y = toy_data()
+    model = mlp()
+    with pytest.raises(RuntimeError, match=r"not compiled.*model.compile"):
+        model.fit(x, y)
+    with pytest.raises(ValueError, match="give a loss"):
+        model.compile(optimizer="adam")
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    with pytest.raises(ValueError, match=r"x has 10 examples \(shape \(10, 3\)\) but y has 9 labels.*one label per"):
+        model.fit(x, y[:9])
+    with pytest.raises(ValueError, match="give the labels y"):
+        model.fit(x)
+    data = tl.data.Dataset.from_tensor_slices((x, y)).batch(2)
+    with pytest.raises(ValueError, match="drop batch_size"):
+        model.fit(data, batch_size=2)
+    with pytest.raises(ValueError, match="y must not be given"):
+        model.fit(data, y)
+
+
+def test_conv2d_on_channels_first_images_says_to_move_the_channels():
+    layer = keras.layers.Conv2D(8, 3)
+    with pytest.raises(ValueError) as err:
+        layer(np.zeros((2, 1, 28, 28), np.float32))  # NCHW, as PyTorch keeps images
+    message = str(err.value)
+    assert layer.name in message and "(2, 1, 28, 28)" in message and "tl.transpose(x, [0, 2, 3, 1])" in message
+    with pytest.raises(ValueError, match=r"x\[\.\.\., tl.newaxis\]"):
+        keras.layers.Conv2D(8, 3)(np.zeros((2, 28, 28), np.float32))
+
+
+def test_wrong_input_shape_names_the_layer_and_both_shapes():
+    model = keras.Sequential([keras.layers.Flatten(input_shape=(28, 28)), keras.layers.Dense(10)])
+    with pytest.raises(ValueError) as err:
+        model(np.zeros((2, 32, 32), np.float32))
+    message = str(err.value)
+    assert "flatten" in message and "input_shape=(28, 28)" in message and "(32, 32)" in message
+
+
+def test_metric_fed_mismatched_shapes_names_both():
+    accuracy = keras.metrics.SparseCategoricalAccuracy(name="train_accuracy")
+    with pytest.raises(InvalidArgumentError) as err:
+        accuracy([0, 1, 2], np.zeros((4, 10), np.float32))
+    message = str(err.value)
+    assert "train_accuracy" in message and "(3,)" in message and "(4, 10)" in message and "(y_true, y_pred)" in message
+
+
+def test_metrics_are_float32_tensors_and_reset():
+    mean = keras.metrics.Mean(name="train_loss")
+    assert mean(2.0).dtype == tl.float32 and float(mean(4.0)) == 3.0
+    mean.reset_state()
+    assert float(mean.result()) == 0.0
+
+
+# --- tf.data ---------------------------------------------------------------------------------------------
+def test_dataset_batch_zero_teaches():
+    with pytest.raises(InvalidArgumentError, match=r"batch_size must be greater than zero, got 0.*\.batch\(32\)"):
+        tl.data.Dataset.range(3).batch(0)
+
+
+def test_dataset_from_slices_of_unequal_lengths_names_the_shapes():
+    with pytest.raises(ValueError, match=r"\(5, 2\).*\(4,\).*row by row"):
+        tl.data.Dataset.from_tensor_slices((np.zeros((5, 2)), np.zeros(4)))
+
+
+def test_shuffle_is_seeded_reshuffles_each_pass_and_keeps_pairs():
+    x = np.arange(100)
+    ds = tl.data.Dataset.from_tensor_slices((x, x * 2)).shuffle(100, seed=3)
+    first = [int(a) for a, _ in ds]
+    second = [int(a) for a, _ in ds]
+    assert sorted(first) == list(range(100)) and first != second  # a new order each pass
+    again = tl.data.Dataset.from_tensor_slices((x, x * 2)).shuffle(100, seed=3)
+    assert [int(a) for a, _ in again] == first  # the same seed, the same orders
+    assert all(int(b) == 2 * int(a) for a, b in ds)
+    fixed = tl.data.Dataset.range(10).shuffle(10, seed=1, reshuffle_each_iteration=False)
+    assert list(fixed.as_numpy_iterator()) == list(fixed.as_numpy_iterator())
+
+
+def test_shuffle_with_a_small_buffer_only_mixes_neighbours():
+    order = [int(a) for a in tl.data.Dataset.range(1000).shuffle(10, seed=0)]
+    assert sorted(order) == list(range(1000))
+    assert order[0] < 10  # the first output comes from the first buffer_size elements
+    assert all(v - k < 10 for k, v in enumerate(order))  # nothing can jump ahead by more than the buffer
+
+
+def test_dataset_iterates_tensors_and_keeps_dtypes():
+    images = np.zeros((5, 28, 28, 1), np.float32)
+    labels = np.arange(5, dtype=np.uint8)
+    batches = list(tl.data.Dataset.from_tensor_slices((images, labels)).batch(2))
+    assert [tuple(b[0].shape) for b in batches] == [(2, 28, 28, 1), (2, 28, 28, 1), (1, 28, 28, 1)]
+    assert batches[0][0].dtype == tl.float32 and batches[0][1].dtype == tl.uint8
