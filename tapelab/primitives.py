@@ -867,8 +867,8 @@ defop("conv2d", _conv2d,
        B.conv2d_input_grad(g, kernel, input_shape=tuple(x.shape), strides=strides, padding=padding),
        lambda B, g, out, x, kernel, strides, padding:
        B.conv2d_filter_grad(x, g, kernel_shape=tuple(kernel.shape), strides=strides, padding=padding)),
-      ("dx = each window's share: g @ kernel.T sent back to the pixels it read",
-       "dkernel = sum over positions of (window of x) * g"), same_dtype=True)
+      ("dx = g @ kernel.T, sent back to the window of x each output pixel read (overlaps add up)",
+       "dkernel = sum over output positions of (the window of x there) * g"), same_dtype=True)
 defop("conv2d_input_grad", _conv2d_input_grad,
       (lambda B, g, out, gy, kernel, input_shape, strides, padding:
        B.conv2d(g, kernel, strides=strides, padding=padding),
