@@ -21,6 +21,7 @@ from tapelab import losses as losses_module
 from tapelab import metrics as metrics_module
 from tapelab import optimizers as optimizers_module
 from tapelab.layers import InputLayer, Layer, keras_name
+from tapelab.errors import Unsupported, UnsupportedError
 from tapelab.learner import spell
 from tapelab.tape import GradientTape, _state
 from tapelab.tensor import Tensor, to_numpy
@@ -167,7 +168,7 @@ class Model(Layer):
         batches = _batches(self.name, "fit", x, y, batch_size, shuffle, seed)
         history = History()
         history.params = {"epochs": epochs, "steps": steps_per_epoch or _length(batches), "verbose": verbose}
-        curve = _plot() if plot else None
+        curve = _plot(f"{self.name}.fit: loss per step") if plot else None
         self.stop_training = False
         for epoch in range(initial_epoch, epochs):
             for metric in self.metrics:
@@ -261,6 +262,10 @@ class Model(Layer):
         else:
             np.savez(path, **{key: v.numpy() for key, v in _weight_paths(self)})
 
+    def save(self, filepath, overwrite=True, **kwargs):
+        """Whole-model files (``.keras``, SavedModel) are left to TensorFlow: save the weights instead."""
+        raise UnsupportedError(f"{self.name}.save", _WHOLE_MODEL)
+
     def load_weights(self, filepath):
         """Load weights saved by :meth:`save_weights` into a model of the same architecture."""
         path = Path(filepath)
@@ -290,6 +295,9 @@ class Model(Layer):
 
 
 _HEADER = ("Layer (type)", "Output Shape", "Param #")
+_WHOLE_MODEL = ("model.save_weights('model.weights.h5'); later build the model from its code and call "
+                "model.load_weights('model.weights.h5').")
+load_model = Unsupported("tl.keras.models.load_model", "whole-model files (.keras, SavedModel)", _WHOLE_MODEL)
 
 
 
@@ -433,10 +441,10 @@ def _progress(batches, steps, verbose, desc):
     return progress(batches, desc=desc, total=steps or _length(batches), unit="step")
 
 
-def _plot():
+def _plot(title):
     from tapelab.plots import LossPlot
 
-    return LossPlot(title="fit", xlabel="step")
+    return LossPlot(title=title, xlabel="step")
 
 
 def _layer_paths(model):
@@ -470,4 +478,4 @@ def _h5_keys(f):
     return keys
 
 
-__all__ = ["Model", "Sequential"]
+__all__ = ["Model", "Sequential", "load_model"]
