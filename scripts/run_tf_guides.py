@@ -30,10 +30,6 @@ import time
 import traceback
 from pathlib import Path
 
-os.environ.setdefault("MPLBACKEND", "Agg")
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-
-
 def code_cells(path):
     """The code cells of a notebook (or of a ``# %% cell K`` script), as source strings."""
     text = Path(path).read_text(encoding="utf-8")
@@ -117,6 +113,8 @@ def main(argv=None):
     parser.add_argument("--tf", action="store_true", help="run against real TensorFlow instead")
     parser.add_argument("-v", "--verbose", action="count", default=0)
     args = parser.parse_args(argv)
+    os.environ.setdefault("MPLBACKEND", "Agg")  # (here, not at import: tests import this module)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     if not args.tf:
         alias_tensorflow()
     paths = sorted(p for p in args.directory.iterdir() if p.suffix in (".ipynb", ".py"))

@@ -14,6 +14,7 @@ order is not TF's. ``prefetch`` and ``cache`` keep the API and change nothing (e
 
 import itertools
 import math
+import threading
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from tapelab.function import TensorSpec
 from tapelab.learner import spell
 from tapelab.tensor import Tensor, convert_to_tensor, to_numpy
 
+_peek = threading.local()  # element_spec is looking at a first element
 AUTOTUNE = -1  # tf.data.AUTOTUNE: "pick a buffer size for me" (any value works: prefetch changes nothing here)
 INFINITE_CARDINALITY = -1
 UNKNOWN_CARDINALITY = -2
@@ -41,10 +43,15 @@ class Dataset:
     3
     """
 
-    def __init__(self, elements, length, name):
+    def __init__(self, elements, length, name, batch=False):
         self._elements = elements  # () -> an iterator of elements (numpy leaves in the element's structure)
         self._length = length  # a count, INFINITE_CARDINALITY or UNKNOWN_CARDINALITY
         self._name = name  # TF's class name, for repr: _BatchDataset, _ShuffleDataset ...
+        self._batch = batch  # False: not batched; else the batch axis's size in element_spec (None: it varies)
+
+    def _then(self, elements, length, name):
+        """A dataset made from this one by a transformation that keeps its elements' kind (batched or not)."""
+        return Dataset(elements, length, name, self._batch)
 
     # --- sources ------------------------------------------------------------------------------------------
     @staticmethod
@@ -142,10 +149,11 @@ class Dataset:
         passes = itertools.count()
 
         def elements():
-            rng = np.random.default_rng([seed, next(passes) if reshuffle_each_iteration else 0])
+            k = next(passes) if reshuffle_each_iteration and not getattr(_peek, "on", False) else 0
+            rng = np.random.default_rng([seed, k])
             return _shuffled(self._elements(), buffer_size, rng)
 
-        return Dataset(elements, self._length, "_ShuffleDataset")
+        return self._then(elements, self._length, "_ShuffleDataset")
 
     def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None, name=None):
         """Stack ``batch_size`` consecutive elements into one (a new first axis); the last batch may be smaller,
@@ -162,13 +170,16 @@ class Dataset:
 
         n = self._length
         length = n if n < 0 else (n // batch_size if drop_remainder else math.ceil(n / batch_size))
-        return Dataset(elements, length, "_BatchDataset")
+        return Dataset(elements, length, "_BatchDataset", batch_size if drop_remainder else None)
 
     def unbatch(self, name=None):
         """Split each element along its first axis (the inverse of ``batch``)."""
         def elements():
             for element in self._elements():
                 leaves = nest.flatten(element)
+                if any(np.ndim(a) == 0 for a in leaves):
+                    raise ValueError("unbatch: the elements are single numbers (0-d), with no batch axis to split; "
+                                     "unbatch undoes batch(n)")
                 for i in range(len(leaves[0])):
                     yield nest.pack_like(element, [a[i] for a in leaves])
 
@@ -185,7 +196,7 @@ class Dataset:
                 out = map_func(*_as_tensors(element)) if isinstance(element, tuple) else map_func(_as_tensors(element))
                 yield nest.pack_like(out, [to_numpy(convert_to_tensor(v)) for v in nest.flatten(out)])
 
-        return Dataset(elements, self._length, "_MapDataset")
+        return self._then(elements, self._length, "_MapDataset")
 
     def filter(self, predicate, name=None):
         """Keep the elements for which ``predicate`` (called like ``map``'s function) gives True."""
@@ -200,14 +211,14 @@ class Dataset:
                 if value:
                     yield element
 
-        return Dataset(elements, UNKNOWN_CARDINALITY, "_FilterDataset")
+        return self._then(elements, UNKNOWN_CARDINALITY, "_FilterDataset")
 
     def take(self, count, name=None):
         """The first ``count`` elements (all of them for -1)."""
         count = int(count)
         n = self._length
         length = n if count < 0 else (count if n == INFINITE_CARDINALITY else min(n, count) if n >= 0 else n)
-        return Dataset(lambda: itertools.islice(self._elements(), None if count < 0 else count), length,
+        return self._then(lambda: itertools.islice(self._elements(), None if count < 0 else count), length,
                        "_TakeDataset")
 
     def skip(self, count, name=None):
@@ -215,7 +226,7 @@ class Dataset:
         count = int(count)
         n = self._length
         length = n if n < 0 else (0 if count < 0 else max(0, n - count))
-        return Dataset(lambda: itertools.islice(self._elements(), None if count < 0 else count, None), length,
+        return self._then(lambda: itertools.islice(self._elements(), None if count < 0 else count, None), length,
                        "_SkipDataset")
 
     def repeat(self, count=None, name=None):
@@ -225,12 +236,17 @@ class Dataset:
         def elements():
             passes = itertools.count() if count < 0 else range(count)
             for _ in passes:
-                yield from self._elements()
+                empty = True
+                for element in self._elements():
+                    empty = False
+                    yield element
+                if empty:  # nothing to repeat (TF: an empty dataset, not an endless loop)
+                    return
 
         n = self._length
         length = (INFINITE_CARDINALITY if count < 0 and n != 0 else n if n < 0 else n * max(count, 0)
                   if count >= 0 else 0)
-        return Dataset(elements, length, "_RepeatDataset")
+        return self._then(elements, length, "_RepeatDataset")
 
     def enumerate(self, start=0, name=None):
         """``(index, element)`` pairs, the index an int64 counting from ``start``."""
@@ -248,11 +264,11 @@ class Dataset:
     def prefetch(self, buffer_size, name=None):
         """Kept for TF's API: prepares nothing ahead (everything is in memory already); returns the same elements."""
         _positive_int("prefetch", "buffer_size", buffer_size)
-        return Dataset(self._elements, self._length, "_PrefetchDataset")
+        return self._then(self._elements, self._length, "_PrefetchDataset")
 
     def cache(self, filename="", name=None):
         """Kept for TF's API: returns the same elements (they are numpy arrays in memory already)."""
-        return Dataset(self._elements, self._length, "_CacheDataset")
+        return self._then(self._elements, self._length, "_CacheDataset")
 
     # --- reading ---------------------------------------------------------------------------------------------
     def __iter__(self):
@@ -282,14 +298,18 @@ class Dataset:
 
     @property
     def element_spec(self):
-        """The structure, shapes and dtypes of one element (``TensorSpec``s; a batch's first axis is None)."""
+        """The structure, shapes and dtypes of one element (``TensorSpec``s; a batch axis is None unless the
+        batches were made with ``drop_remainder=True``), read from a first element."""
+        _peek.on = True  # (a shuffle does not count this look as one of its passes)
         try:
             first = next(iter(self._elements()))
         except StopIteration:
             raise ValueError("element_spec: the dataset is empty, so its elements' shapes are unknown here") from None
-        batched = self._name == "_BatchDataset"
-        return nest.pack_like(first, [TensorSpec((None,) + np.shape(a)[1:] if batched else np.shape(a),
-                                                 dtypes.as_dtype(np.asarray(a).dtype)) for a in nest.flatten(first)])
+        finally:
+            _peek.on = False
+        return nest.pack_like(first, [
+            TensorSpec(np.shape(a) if self._batch is False else (self._batch,) + np.shape(a)[1:],
+                       dtypes.as_dtype(np.asarray(a).dtype)) for a in nest.flatten(first)])
 
     def __repr__(self):
         return f"<{self._name} length={self._length if self._length >= 0 else 'unknown'}>"
@@ -332,7 +352,8 @@ def _arrays(structure):
             _arrays(s) for s in structure)
     if isinstance(structure, dict):
         return {k: _arrays(v) for k, v in structure.items()}
-    return structure if isinstance(structure, np.ndarray) else to_numpy(convert_to_tensor(structure))
+    # a copy, as TF's: changing the caller's array later does not change the dataset
+    return structure.copy() if isinstance(structure, np.ndarray) else to_numpy(convert_to_tensor(structure)).copy()
 
 
 def _as_tensors(element):

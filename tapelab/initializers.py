@@ -30,7 +30,9 @@ class Initializer:
         self.seed = seed
 
     def __call__(self, shape, dtype=dtypes.float32):
-        values = self.sample(tuple(int(n) for n in shape), _random.generator(self.seed))
+        # a seeded initializer gives the same values on every call, as Keras 3's
+        rng = _random.generator() if self.seed is None else np.random.default_rng(self.seed)
+        values = self.sample(tuple(int(n) for n in shape), rng)
         return np.asarray(values).astype(dtypes.as_dtype(dtype).as_numpy_dtype)
 
     def sample(self, shape, rng):

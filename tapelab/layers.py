@@ -18,12 +18,14 @@ import inspect
 import re
 import threading
 
+import numpy as np
+
 from tapelab import activations, dtypes, initializers, nn, ops
 from tapelab import math as tmath
 from tapelab.errors import InvalidArgumentError
 from tapelab.initializers import glorot_uniform  # noqa: F401  (tl.layers.glorot_uniform, as before)
 from tapelab.learner import spell
-from tapelab.module import Module
+from tapelab.module import Module, _leaves
 from tapelab.primitives import OPS
 from tapelab.tape import run
 from tapelab.tensor import Tensor, Variable, convert_to_tensor
@@ -85,7 +87,7 @@ class Layer(Module):
         """Create a Variable named ``<layer>/<name>`` and track it (``initializer``: a name, an Initializer or a
         function ``f(shape, dtype)``)."""
         value = initializers.get(initializer)(tuple(shape), self.dtype)
-        var = Variable(value, trainable=trainable and self.trainable, name=f"{self.name}/{name}", dtype=self.dtype)
+        var = Variable(value, trainable=trainable, name=f"{self.name}/{name}", dtype=self.dtype)
         self._weights.append(var)
         return var
 
@@ -106,8 +108,9 @@ class Layer(Module):
         raise NotImplementedError(f"{type(self).__name__} must implement call(inputs)")
 
     def __call__(self, inputs, *args, training=None, **kwargs):
-        if not isinstance(inputs, Tensor) and not isinstance(inputs, (list, tuple, dict)):
-            inputs = convert_to_tensor(inputs)
+        if not isinstance(inputs, (Tensor, dict)) and not (
+                isinstance(inputs, (list, tuple)) and any(isinstance(i, Tensor) for i in inputs)):
+            inputs = convert_to_tensor(inputs)  # numbers, nested lists, numpy arrays
         if self.input_shape_declared is not None and isinstance(inputs, Tensor):
             self._check_declared_shape(tuple(inputs.shape))
         if not self.built:
@@ -116,8 +119,8 @@ class Layer(Module):
         outer = _context.training
         if training is None:
             training = outer
-        if _takes(type(self), "training"):
-            kwargs["training"] = training
+        if training is not None and _takes(type(self), "training"):
+            kwargs["training"] = training  # (None: call's own default applies, as in Keras)
         _context.training = training
         try:
             with self.name_scope:
@@ -137,6 +140,47 @@ class Layer(Module):
                 f"batch of shape {shape}, i.e. examples of shape {shape[1:]}. Give input_shape the shape of one "
                 "example, or reshape the data to match it."
             )
+
+    # --- weights, in Keras's order: the layer's own (creation order), then each inner layer's (assignment order) --
+    def _sublayers(self):
+        """The layers held in this layer's attributes (directly, or in lists, tuples and dicts), in the order
+        they were assigned; each once."""
+        found = []
+        for key, value in vars(self).items():
+            if not key.startswith("_"):
+                found += [leaf for leaf in _leaves(value) if isinstance(leaf, Layer) and leaf is not self
+                          and all(leaf is not f for f in found)]
+        return found
+
+    def _own_variables(self):
+        """Weights made with add_weight, then Variables (and tl.Modules' variables) held in attributes."""
+        own = list(self._weights)
+        for key, value in vars(self).items():
+            if key.startswith("_"):
+                continue
+            for leaf in _leaves(value):
+                if isinstance(leaf, Variable):
+                    own.append(leaf)
+                elif isinstance(leaf, Module) and not isinstance(leaf, Layer):
+                    own += leaf.variables
+        return _unique(own)
+
+    @property
+    def variables(self):
+        return tuple(_unique(self._own_variables() + [v for layer in self._sublayers() for v in layer.variables]))
+
+    @property
+    def trainable_variables(self):
+        """The variables an optimizer updates: none while ``layer.trainable`` is False (a frozen layer)."""
+        if not self.trainable:
+            return ()
+        return tuple(_unique([v for v in self._own_variables() if v.trainable]
+                             + [v for layer in self._sublayers() for v in layer.trainable_variables]))
+
+    @property
+    def non_trainable_variables(self):
+        trainable = {id(v) for v in self.trainable_variables}
+        return tuple(v for v in self.variables if id(v) not in trainable)
 
     @property
     def weights(self):
@@ -166,6 +210,11 @@ class Layer(Module):
     def count_params(self):
         """The number of scalars in all weights (0 before the layer is built)."""
         return super().count_params()
+
+
+def _unique(variables):
+    seen = set()
+    return [v for v in variables if not (id(v) in seen or seen.add(id(v)))]
 
 
 def _takes(cls, argument):
@@ -376,11 +425,14 @@ class Dropout(Layer):
             raise ValueError(f"Dropout: rate must be in [0, 1) (the fraction of inputs dropped), got {rate!r}")
         super().__init__(**kwargs)
         self.rate, self.noise_shape, self.seed = float(rate), noise_shape, seed
+        self._rng = None if seed is None else np.random.default_rng(seed)  # a seed: a repeatable series of masks
 
     def call(self, inputs, training=None):
         if not training or self.rate == 0:
             return inputs
-        return nn.dropout(inputs, self.rate, noise_shape=self.noise_shape, seed=self.seed)
+        from tapelab import random
+
+        return nn._dropout(inputs, self.rate, self.noise_shape, lambda: self._rng or random.generator())
 
 
 class Softmax(Layer):

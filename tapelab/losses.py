@@ -154,6 +154,8 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, axis=-1):
     who = "binary_crossentropy"
     y_pred = _as_pred(y_pred, who)
     y_true = _as_target(y_true, y_pred.dtype)
+    if tuple(y_true.shape) + (1,) == tuple(y_pred.shape):  # labels (batch,) for one output (batch, 1), as Keras
+        y_true = ops.reshape(y_true, tuple(y_pred.shape))
     if tuple(y_true.shape) != tuple(y_pred.shape):
         raise InvalidArgumentError(f"{who}: y_true has shape {tuple(y_true.shape)} but y_pred has shape "
                                    f"{tuple(y_pred.shape)}; they must match (one 0/1 label per output).")
@@ -259,6 +261,8 @@ def get(identifier):
     ``f(y_true, y_pred)``."""
     if isinstance(identifier, str) and identifier.lower() in _BY_NAME:
         return _BY_NAME[identifier.lower()]()
+    if isinstance(identifier, type) and issubclass(identifier, Loss):
+        return identifier()  # the class itself given: an instance with its defaults, as Keras
     if callable(identifier):
         return identifier
     raise ValueError(spell(f"unknown loss {identifier!r}. Use one of {sorted(_BY_NAME)}, a loss object such as "

@@ -70,19 +70,29 @@ class Metric:
     def __init__(self, name=None, dtype=None):
         self.name = name or _snake_case(type(self).__name__)
         self.dtype = "float32"
-        self.reset_state()
+        self._reset()
 
+    # Inside tl.function each public method becomes a node of the graph, run again on every call with that
+    # call's values (an update while tracing would happen once; a result would be the tracing-time value).
     def reset_state(self):
         """Forget every batch added so far (call it at the start of each epoch)."""
-        self.total, self.count = 0.0, 0.0
+        if _python_node_or_none(f"{self.name}.reset_state", self._reset, ()) is None:
+            self._reset()
 
     def update_state(self, *args, **kwargs):
-        """Add one batch (inside ``tl.function``: the graph adds each call's batch)."""
+        """Add one batch."""
         if _python_node_or_none(f"{self.name}.update_state", self._update, args, kwargs) is None:
             self._update(*args, **kwargs)
 
     def result(self):
         """The value over every batch since the last reset (0 before any), a float32 tensor."""
+        node = _python_node_or_none(f"{self.name}.result", self._result, ())
+        return node if node is not None else self._result()
+
+    def _reset(self):
+        self.total, self.count = 0.0, 0.0
+
+    def _result(self):
         return Tensor(np.asarray(self.total / self.count if self.count else 0.0, np.float32))
 
     def __call__(self, *args, **kwargs):
@@ -91,7 +101,7 @@ class Metric:
 
     def _update_and_result(self, *args, **kwargs):
         self._update(*args, **kwargs)
-        return self.result()
+        return self._result()
 
     def _update(self, *args, **kwargs):
         raise NotImplementedError
@@ -102,7 +112,10 @@ class Metric:
             self.total += float(values.sum())
             self.count += float(values.size)
             return
-        weight = np.broadcast_to(np.asarray(to_numpy(sample_weight), np.float64), values.shape)
+        weight = np.asarray(to_numpy(sample_weight), np.float64)
+        if 0 < weight.ndim < values.ndim:  # one weight per example: each example's values count as their mean
+            values = values.mean(axis=tuple(range(weight.ndim, values.ndim)))
+        weight = np.broadcast_to(weight, values.shape)
         self.total += float((values * weight).sum())
         self.count += float(weight.sum())
 
@@ -128,7 +141,7 @@ class Sum(Metric):
     def _update(self, values, sample_weight=None):
         self._add(to_numpy(values), sample_weight)
 
-    def result(self):
+    def _result(self):
         return Tensor(np.asarray(self.total, np.float32))
 
 
@@ -182,6 +195,8 @@ class BinaryAccuracy(Metric):
 
     def _update(self, y_true, y_pred, sample_weight=None):
         labels, scores = to_numpy(y_true), to_numpy(y_pred)
+        if labels.shape + (1,) == scores.shape:  # labels (batch,) for one output per example (batch, 1)
+            labels = labels[..., None]
         _same_shape(self.name, labels, scores)
         self._add((labels == (scores > self.threshold)).astype(np.float32), sample_weight)
 
@@ -206,15 +221,15 @@ class _AutoAccuracy(Metric):
         self._chosen = None
         super().__init__(name)
 
-    def reset_state(self):
-        super().reset_state()
+    def _reset(self):
+        super()._reset()
         if getattr(self, "_chosen", None) is not None:
-            self._chosen.reset_state()
+            self._chosen._reset()
 
     def _update(self, y_true, y_pred, sample_weight=None):
         if self._chosen is None:
             labels, scores = np.shape(to_numpy(y_true)), np.shape(to_numpy(y_pred))
-            if labels == scores and scores[-1:] != (1,):
+            if labels == scores and scores[-1:] != (1,) and len(scores) > 1:
                 self._chosen = CategoricalAccuracy(self.name)
             elif scores[-1:] == (1,) or len(scores) == 1:
                 self._chosen = BinaryAccuracy(self.name)
@@ -222,8 +237,8 @@ class _AutoAccuracy(Metric):
                 self._chosen = SparseCategoricalAccuracy(self.name)
         self._chosen._update(y_true, y_pred, sample_weight)
 
-    def result(self):
-        return self._chosen.result() if self._chosen is not None else super().result()
+    def _result(self):
+        return self._chosen._result() if self._chosen is not None else super()._result()
 
 
 def get(identifier):
@@ -233,11 +248,28 @@ def get(identifier):
              "mse": MeanSquaredError, "mean_squared_error": MeanSquaredError}
     if isinstance(identifier, Metric):
         return identifier
+    if isinstance(identifier, type) and issubclass(identifier, Metric):
+        return identifier()
     if isinstance(identifier, str) and identifier.lower() in names:
         return names[identifier.lower()]() if names[identifier.lower()] is not _AutoAccuracy else _AutoAccuracy(
             identifier)
-    raise ValueError(f"unknown metric {identifier!r}: use one of {sorted(names)} or a metric object")
+    from tapelab import losses
+
+    if isinstance(identifier, str) and identifier.lower() in losses._BY_NAME:  # a loss, as a metric: its mean
+        return MeanMetricWrapper(losses._BY_NAME[identifier.lower()](reduction="none"), name=identifier)
+    raise ValueError(f"unknown metric {identifier!r}: use one of {sorted(names)}, a loss's name or a metric object")
 
 
-__all__ = ["Accuracy", "BinaryAccuracy", "CategoricalAccuracy", "Mean", "MeanSquaredError", "Metric",
-           "SparseCategoricalAccuracy", "Sum", "accuracy", "evaluate_accuracy", "get"]
+class MeanMetricWrapper(Mean):
+    """The running mean of ``fn(y_true, y_pred)``: a loss used as a metric (``metrics=["mse"]``)."""
+
+    def __init__(self, fn, name=None, dtype=None):
+        self.fn = fn
+        super().__init__(name or getattr(fn, "__name__", "mean_metric_wrapper"), dtype)
+
+    def _update(self, y_true, y_pred, sample_weight=None):
+        self._add(to_numpy(self.fn(y_true, y_pred)), sample_weight)
+
+
+__all__ = ["Accuracy", "BinaryAccuracy", "CategoricalAccuracy", "Mean", "MeanMetricWrapper", "MeanSquaredError",
+           "Metric", "SparseCategoricalAccuracy", "Sum", "accuracy", "evaluate_accuracy", "get"]

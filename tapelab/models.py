@@ -13,6 +13,7 @@ it to the optimizer. Read ``train_step`` below: that is all ``fit`` does, beside
 """
 
 import contextlib
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +21,8 @@ import numpy as np
 from tapelab import losses as losses_module
 from tapelab import metrics as metrics_module
 from tapelab import optimizers as optimizers_module
-from tapelab.layers import InputLayer, Layer, keras_name
 from tapelab.errors import Unsupported, UnsupportedError
+from tapelab.layers import InputLayer, Layer, _unique, keras_name
 from tapelab.learner import spell
 from tapelab.tape import GradientTape, _state
 from tapelab.tensor import Tensor, to_numpy
@@ -78,23 +79,23 @@ class Model(Layer):
         self.last_tape = None  # the GradientTape of the last training step (fit / train_step), for drawing
         self.stop_training = False
 
-    def __setattr__(self, name, value):
-        # layers assigned as attributes are tracked in assignment order (model.layers, weights, summary)
-        tracked = self.__dict__.setdefault("_layers", [])
-        for item in (value if isinstance(value, (list, tuple)) else [value]):
-            if isinstance(item, Layer) and item is not self and all(item is not t for t in tracked):
-                tracked.append(item)
-        super().__setattr__(name, value)
-
     @property
     def layers(self):
-        """The layers of the model, in the order they were assigned (or added)."""
-        return list(self.__dict__.get("_layers", []))
+        """The model's layers: a Sequential's in order, a subclassed model's in the order they were assigned
+        (also in lists or dicts, also appended later)."""
+        listed = list(self.__dict__.get("_layers", []))
+        return listed + [layer for layer in self._sublayers() if all(layer is not x for x in listed)]
+
+    def _sublayers(self):
+        if "_layers" not in self.__dict__:  # a subclassed model: its attributes
+            return Layer._sublayers(self)
+        return [layer for layer in self._layers if isinstance(layer, Layer)]  # (plain functions hold no weights)
 
     @property
     def weights(self):
         """Every weight, layer by layer (each layer's trainable ones first), as Keras orders them."""
-        return list(self._weights) + [w for layer in self.layers if isinstance(layer, Layer) for w in layer.weights]
+        return _unique(list(self._weights) + [w for layer in self.layers if isinstance(layer, Layer)
+                                              for w in layer.weights])
 
     @property
     def name_scope(self):
@@ -129,18 +130,19 @@ class Model(Layer):
 
         Returns the running metrics as ``{name: value}``; the step's tape is kept as ``model.last_tape``.
         """
-        x, y = data
+        x, y = _pair(self.name, "fit", data)
+        variables = self.trainable_variables
         with GradientTape() as tape:
             predictions = self(x, training=True)
             loss = self.loss(y, predictions)
-        gradients = tape.gradient(loss, self.trainable_variables)
-        self.optimizer.apply_gradients(zip(gradients, self.trainable_variables))
+        gradients = tape.gradient(loss, variables)
+        self.optimizer.apply_gradients(zip(gradients, variables))
         self.last_tape = tape
         return self._update_metrics(loss, y, predictions)
 
     def test_step(self, data):
         """The loss and metrics on one batch, without training (what ``evaluate`` runs per batch)."""
-        x, y = data
+        x, y = _pair(self.name, "evaluate", data)
         predictions = self(x, training=False)
         return self._update_metrics(self.loss(y, predictions), y, predictions)
 
@@ -155,9 +157,11 @@ class Model(Layer):
         """Train for ``epochs`` passes over ``(x, y)`` (arrays, batched ``batch_size`` rows at a time, 32 by
         default) or over a batched ``tl.data.Dataset`` of ``(x, y)``. Returns a :class:`History`.
 
-        Each epoch shows a progress bar with the running loss and metrics (``verbose=0``: none); ``plot=True``
-        also draws the live loss curve. ``validation_data=(x_val, y_val)`` (or ``validation_split``, the last
-        fraction of the rows) is evaluated after each epoch, as ``val_loss`` and ``val_<metric>``.
+        Each epoch shows a progress bar with the running loss and metrics (``verbose=2``: one line per epoch,
+        ``0``: nothing); ``plot=True`` also draws the live loss curve. ``validation_data=(x_val, y_val)`` (or a
+        Dataset, or ``validation_split``: the last fraction of the rows) is evaluated after each epoch, as
+        ``val_loss`` and ``val_<metric>``. With ``steps_per_epoch`` an epoch is that many batches, each epoch going
+        on where the last one stopped.
         """
         self._check_compiled("fit")
         if callbacks:
@@ -166,6 +170,7 @@ class Model(Layer):
         if validation_split and validation_data is None:
             x, y, validation_data = _split(self.name, x, y, validation_split)
         batches = _batches(self.name, "fit", x, y, batch_size, shuffle, seed)
+        stream = _endless(batches) if steps_per_epoch else None
         history = History()
         history.params = {"epochs": epochs, "steps": steps_per_epoch or _length(batches), "verbose": verbose}
         curve = _plot(f"{self.name}.fit: loss per step") if plot else None
@@ -173,22 +178,27 @@ class Model(Layer):
         for epoch in range(initial_epoch, epochs):
             for metric in self.metrics:
                 metric.reset_state()
-            steps = _progress(batches, steps_per_epoch, verbose, f"Epoch {epoch + 1}/{epochs}")
-            for step, data in enumerate(steps):
+            epoch_batches = batches if stream is None else itertools.islice(stream, steps_per_epoch)
+            bar = _progress(epoch_batches, steps_per_epoch, verbose, f"Epoch {epoch + 1}/{epochs}")
+            logs = {}
+            for data in bar:
                 logs = self.train_step(data)
-                if steps is not batches:
-                    steps.log(**logs)
+                if bar is not epoch_batches:
+                    bar.log(**logs)
                 if curve is not None:
                     curve.update(loss=logs["loss"])
-                if steps_per_epoch is not None and step + 1 >= steps_per_epoch:
-                    break
+            if not logs:
+                raise ValueError(f"{self.name}.fit: there are no batches to train on (x has 0 examples, or the "
+                                 "Dataset yields nothing).")
             if validation_data is not None:
-                val_logs = self.evaluate(*_as_pair(validation_data), batch_size=batch_size, verbose=0,
-                                         return_dict=True)
+                val_x, val_y = _as_pair(validation_data)
+                val_logs = self.evaluate(val_x, val_y, batch_size=None if _is_dataset(val_x) else batch_size,
+                                         verbose=0, return_dict=True)
                 logs.update({f"val_{name}": value for name, value in val_logs.items()})
-                if verbose and steps is not batches:
-                    print(" - ".join(f"{name}: {value:.4f}" for name, value in val_logs.items() if name)
-                          .join(("validation: ", "")))
+                if verbose in ("auto", 1, True):
+                    print(f"validation: {_line(val_logs)}")
+            if verbose == 2:
+                print(f"Epoch {epoch + 1}/{epochs} - {_line(logs)}")
             history._add(epoch, logs)
             if self.stop_training:
                 break
@@ -206,14 +216,18 @@ class Model(Layer):
         for metric in self.metrics:
             metric.reset_state()
         batches = _batches(self.name, "evaluate", x, y, batch_size, False, None)
-        logs = {}
+        logs, steps = {}, 0
         for data in _progress(batches, None, 0 if verbose == 2 else verbose, "evaluate"):
             logs = self.test_step(data)
+            steps += 1
+        if not steps:
+            raise ValueError(f"{self.name}.evaluate: there are no batches to evaluate (x has 0 examples, or the "
+                             "Dataset yields nothing).")
         if verbose == 2:
-            print(f"{_length(batches)}/{_length(batches)} - " + " - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
+            print(f"{steps}/{steps} - {_line(logs)}")
         if return_dict:
             return logs
-        values = [logs[m.name] for m in self.metrics] if logs else []
+        values = [logs[m.name] for m in self.metrics]
         return values[0] if len(values) == 1 else values
 
     def predict(self, x, batch_size=None, verbose="auto"):
@@ -237,8 +251,9 @@ class Model(Layer):
     # --- summary and weights ------------------------------------------------------------------------------
     def summary(self, print_fn=print):
         """Print one row per layer: its name and type, its output shape and its number of weights."""
-        rows = [(f"{layer.name} ({type(layer).__name__})", str(layer.output_shape or "?"),
-                 f"{layer.count_params():,}") for layer in self.layers]
+        rows = [(f"{getattr(layer, 'name', getattr(layer, '__name__', '?'))} ({type(layer).__name__})",
+                 str(getattr(layer, "output_shape", None) or "?"),
+                 f"{layer.count_params() if isinstance(layer, Layer) else 0:,}") for layer in self.layers]
         widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(_HEADER)]
         line = "  ".join(["{:<%d}" % widths[0], "{:<%d}" % widths[1], "{:>%d}" % widths[2]]).format
         rule = "-" * (sum(widths) + 4)
@@ -249,18 +264,19 @@ class Model(Layer):
                             f"Non-trainable params: {total - trainable:,}"]))
 
     def save_weights(self, filepath):
-        """Save every weight: ``*.weights.h5`` as HDF5 in Keras 3's layout (``layers/<layer>/vars/<i>``, through
+        """Save every weight: ``*.weights.h5`` as HDF5 in Keras 3's layout (``layers/dense/vars/0``, ..., through
         h5py; Keras loads it), anything else as a numpy ``.npz`` with the same keys."""
         path = Path(filepath)
+        groups = _weight_groups(self)
         if str(path).endswith(".h5"):
             with _h5py().File(path, "w") as f:
-                f.create_group("vars")  # the model's own weights (none), as Keras writes
-                for layer_path, variables in _layer_paths(self):
-                    group = f.create_group(f"{layer_path}/vars")
+                for group_path, variables in groups:
+                    group = f.create_group(group_path)
                     for i, v in enumerate(variables):
                         group.create_dataset(str(i), data=v.numpy())
         else:
-            np.savez(path, **{key: v.numpy() for key, v in _weight_paths(self)})
+            np.savez(path, **{f"{group}/{i}": v.numpy() for group, variables in groups
+                              for i, v in enumerate(variables)})
 
     def save(self, filepath, overwrite=True, **kwargs):
         """Whole-model files (``.keras``, SavedModel) are left to TensorFlow: save the weights instead."""
@@ -282,7 +298,8 @@ class Model(Layer):
         else:
             with np.load(path) as f:
                 stored = {key: f[key] for key in f.files}
-        wanted = _weight_paths(self)
+        stored = {key: value for key, value in stored.items() if not key.startswith("optimizer/")}  # Keras's
+        wanted = [(f"{group}/{i}", v) for group, variables in _weight_groups(self) for i, v in enumerate(variables)]
         missing = [key for key, _ in wanted if key not in stored]
         if missing or len(stored) != len(wanted):
             raise ValueError(f"{self.name}.load_weights: the file holds weights {sorted(stored)}, the model has "
@@ -292,7 +309,6 @@ class Model(Layer):
                 raise ValueError(f"{self.name}.load_weights: {key} has shape {stored[key].shape} in the file but "
                                  f"{tuple(var.shape)} in the model")
             var.assign(stored[key])
-
 
 _HEADER = ("Layer (type)", "Output Shape", "Param #")
 _WHOLE_MODEL = ("model.save_weights('model.weights.h5'); later build the model from its code and call "
@@ -319,6 +335,7 @@ class Sequential(Model):
     def __init__(self, layers=None, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
         self._input = None
+        self._layers = []
         for layer in layers or []:
             self._append(layer)
         self._build_from_input()
@@ -337,9 +354,10 @@ class Sequential(Model):
                 raise ValueError(f"{self.name}.add: keras.Input must come first, before {self.layers[0].name}")
             self._input = layer.input_shape_declared
             return
-        self.__dict__.setdefault("_layers", []).append(layer)
-        if len(self.layers) == 1 and getattr(layer, "input_shape_declared", None) is not None:
-            self._input = layer.input_shape_declared
+        self._layers.append(layer)
+        declared = getattr(layer, "input_shape_declared", None) or getattr(layer, "_input", None)
+        if len(self.layers) == 1 and declared is not None:  # the first layer's input shape is the model's
+            self._input = declared
         self.built = False
 
     def _build_from_input(self):
@@ -365,6 +383,30 @@ def _unrecorded():
         for tape in [t for t in _state.tapes if isinstance(t, GradientTape)]:
             stack.enter_context(tape.stop_recording())
         yield
+
+
+def _pair(name, what, data):
+    if not (isinstance(data, (tuple, list)) and len(data) == 2):
+        raise ValueError(spell(
+            f"{name}.{what}: each batch must be a pair (x, y), got {type(data).__name__}"
+            f"{f' of {len(data)} items' if isinstance(data, (tuple, list)) else ''}. Make the Dataset from both: "
+            "tl.data.Dataset.from_tensor_slices((x, y)).batch(32)."))
+    return data
+
+
+def _endless(batches):
+    """The batches again and again (a new shuffle each pass), for epochs of ``steps_per_epoch`` batches."""
+    while True:
+        empty = True
+        for data in batches:
+            empty = False
+            yield data
+        if empty:
+            return
+
+
+def _line(logs):
+    return " - ".join(f"{name}: {value:.4f}" for name, value in logs.items())
 
 
 def _as_list(value):
@@ -447,20 +489,35 @@ def _plot(title):
     return LossPlot(title=title, xlabel="step")
 
 
-def _layer_paths(model):
-    """``("layers/<layer>", variables)`` per layer, layers named by type within the model (``dense``, ``dense_1``:
-    Keras's layout), so a fresh model of the same architecture finds its weights whatever its layers are called."""
-    paths, counts = [], {}
-    for layer in model.layers:
-        base = keras_name(type(layer).__name__)
-        key = base if base not in counts else f"{base}_{counts[base]}"
-        counts[base] = counts.get(base, 0) + 1
-        paths.append((f"layers/{key}", layer.weights if isinstance(layer, Layer) else []))
-    return paths
-
-
-def _weight_paths(model):
-    return [(f"{path}/vars/{i}", v) for path, variables in _layer_paths(model) for i, v in enumerate(variables)]
+def _weight_groups(layer, path="", seen=None):
+    """``(group, variables)`` for ``layer`` and every layer inside it, in Keras 3's ``.weights.h5`` layout: a
+    layer's own weights under ``<path>vars``; then, attribute by attribute in name order (a model's ``layers``
+    among them), each inner layer under ``<attribute>`` or, in a list, ``<attribute>/<dense, dense_1, ...>``
+    (class names counted within the list), each layer once, where it is met first. So a model of the same
+    architecture finds its weights whatever its layers are called."""
+    seen = set() if seen is None else seen
+    seen.add(id(layer))
+    groups = [(f"{path}vars", layer._own_variables())]
+    attributes = {key: value for key, value in vars(layer).items() if not key.startswith("_")}
+    if isinstance(layer, Model):
+        attributes["layers"] = layer.layers
+    for key in sorted(attributes):
+        value = attributes[key]
+        if isinstance(value, Layer):
+            children = [(key, value)]
+        elif isinstance(value, (list, tuple)):
+            counts, children = {}, []
+            for item in value:
+                if isinstance(item, Layer):
+                    base = keras_name(type(item).__name__)
+                    children.append((f"{key}/{base}_{counts[base]}" if base in counts else f"{key}/{base}", item))
+                    counts[base] = counts.get(base, 0) + 1
+        else:
+            continue
+        for child_path, child in children:
+            if id(child) not in seen:
+                groups += _weight_groups(child, f"{path}{child_path}/", seen)
+    return groups
 
 
 def _h5py():

@@ -1,5 +1,7 @@
 """``tl.nn``: neural-network ops, as in ``tf.nn``: activations and losses on logits."""
 
+import numpy as np
+
 from tapelab import dtypes
 from tapelab.errors import InvalidArgumentError
 from tapelab.math import _activation, log1p, log_sigmoid, softplus, softsign, top_k  # noqa: F401
@@ -18,6 +20,7 @@ from tapelab.ops import (  # noqa: F401
 )
 from tapelab.primitives import OPS
 from tapelab.tape import run
+from tapelab.tensor import Tensor
 
 relu = _activation("relu", "max(x, 0).")
 relu6 = _activation("relu6", "min(max(x, 0), 6): a relu capped at 6.")
@@ -146,19 +149,33 @@ max_pool, avg_pool = max_pool2d, avg_pool2d
 
 def dropout(x, rate, noise_shape=None, seed=None, name=None):
     """Zero each entry with probability ``rate`` and scale the rest by 1 / (1 - rate), so the expected value
-    stays the same. The random mask comes from ``tl.random`` (``seed`` for a repeatable one); it is a
-    constant of the tape: the gradient is the same mask times 1 / (1 - rate)."""
+    stays the same. The random mask comes from ``tl.random`` (``seed``: a repeatable sequence of masks); it is
+    a constant of the tape: the gradient is the same mask times 1 / (1 - rate). Inside ``tl.function`` a new
+    mask is drawn on every call."""
     from tapelab import random as _random
+
+    return _dropout(x, rate, noise_shape, lambda: _random.generator(seed))
+
+
+def _dropout(x, rate, noise_shape, rng):
+    from tapelab.function import _python_node_or_none
 
     x = convert_to_tensor(x)
     if not 0 <= rate < 1:
         raise ValueError(f"dropout: rate must be in [0, 1) (the fraction of entries dropped), got {rate!r}")
     if rate == 0:
         return x
-    shape = tuple(x.shape) if noise_shape is None else tuple(int(n) for n in noise_shape)
-    keep = _random.generator(seed).uniform(size=shape) >= rate
-    scale = (keep / (1 - rate)).astype(x._value.dtype)
-    return x * convert_to_tensor(scale)
+    # noise_shape: the mask's shape, broadcast over x (None: x's size on that axis)
+    shape = tuple(x.shape) if noise_shape is None else tuple(
+        int(n) if n is not None else int(x.shape[k]) for k, n in enumerate(noise_shape))
+    dtype = x._value.dtype
+
+    def mask():
+        keep = rng().uniform(size=shape) >= rate
+        return Tensor((keep / (1 - rate)).astype(dtype))
+
+    drawn = _python_node_or_none("dropout mask", mask, (), example=np.zeros(shape, dtype))
+    return x * (drawn if drawn is not None else mask())
 
 
 __all__ = [

@@ -248,6 +248,8 @@ def get(identifier):
     """An optimizer from a name (``"adam"``, ``"sgd"``, ``"rmsprop"``: Keras's defaults) or an Optimizer."""
     if isinstance(identifier, Optimizer):
         return identifier
+    if isinstance(identifier, type) and issubclass(identifier, Optimizer):
+        return identifier()
     names = {"adam": Adam, "sgd": SGD, "rmsprop": RMSprop}
     if isinstance(identifier, str) and identifier.lower() in names:
         return names[identifier.lower()]()

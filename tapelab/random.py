@@ -8,17 +8,24 @@ from tapelab.ops import _shape
 from tapelab.tensor import Tensor
 
 _generator = np.random.default_rng()
+_seeded = {}  # op-level seed -> its generator
 
 
 def set_seed(seed):
     """Make every later random draw (``normal``, ``uniform``, layer initialisers) repeatable."""
     global _generator
     _generator = np.random.default_rng(seed)
+    _seeded.clear()
 
 
 def generator(seed=None):
-    """The global generator, or a fresh one for an op-level ``seed``."""
-    return _generator if seed is None else np.random.default_rng(seed)
+    """The global generator; for an op-level ``seed``, that seed's own generator: as in TF, calls with the same
+    seed give a repeatable series of different draws (``set_seed`` starts every series again)."""
+    if seed is None:
+        return _generator
+    if seed not in _seeded:
+        _seeded[seed] = np.random.default_rng(seed)
+    return _seeded[seed]
 
 
 def normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):

@@ -275,3 +275,166 @@ def test_dataset_iterates_tensors_and_keeps_dtypes():
     batches = list(tl.data.Dataset.from_tensor_slices((images, labels)).batch(2))
     assert [tuple(b[0].shape) for b in batches] == [(2, 28, 28, 1), (2, 28, 28, 1), (1, 28, 28, 1)]
     assert batches[0][0].dtype == tl.float32 and batches[0][1].dtype == tl.uint8
+
+
+# --- found in review: each a case Keras or tf.data handles ---------------------------------------------------------
+class Blocks(keras.Model):
+    """Layers in attributes and in a list (the list filled after it was assigned, as in a loop)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = keras.layers.Conv2D(2, 3)
+        self.flat = keras.layers.Flatten()
+        self.blocks = []
+        for _ in range(2):
+            self.blocks.append(keras.layers.Dense(3))
+        self.out = keras.layers.Dense(2)
+
+    def call(self, x):
+        x = self.flat(self.conv1(x))
+        for block in self.blocks:
+            x = block(x)
+        return self.out(x)
+
+
+@pytest.mark.parametrize("name", ["subclassed", "nested"])
+def test_keras_weight_files_of_subclassed_and_nested_models_load(name, tmp_path):
+    h5py = pytest.importorskip("h5py")
+    reference = json.loads((FIXTURES / "keras_reference.json").read_text())["saved_weights"]
+    x = np.asarray(reference["x"], np.float32)
+    if name == "subclassed":
+        model = Blocks()
+        model(x)
+    else:  # a trained model inside a model: Keras's file also holds the optimizer's state, which is skipped
+        model = keras.Sequential([keras.Sequential([keras.Input((6, 6, 1)), keras.layers.Flatten(),
+                                                    keras.layers.Dense(4)]), keras.layers.Dense(2)])
+    assert len(model.layers) == (5 if name == "subclassed" else 2) and len(model.weights) == (8 if name ==
+                                                                                                "subclassed" else 4)
+    model.load_weights(FIXTURES / reference[name]["file"])
+    np.testing.assert_allclose(model.predict(x, verbose=0), reference[name]["predictions"], rtol=1e-5, atol=1e-5)
+    model.save_weights(tmp_path / "mine.weights.h5")  # and tapelab writes the groups Keras wrote
+    with h5py.File(tmp_path / "mine.weights.h5") as mine, h5py.File(FIXTURES / reference[name]["file"]) as theirs:
+        assert sorted(_all_keys(mine)) == sorted(k for k in _all_keys(theirs) if not k.startswith("optimizer"))
+
+
+def test_a_frozen_layer_is_not_trained():
+    x, y = toy_data()
+    model = mlp()
+    model.layers[0].trainable = False
+    assert len(model.trainable_variables) == 2 and len(model.non_trainable_variables) == 2
+    frozen = model.layers[0].get_weights()
+    model.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(x, y, epochs=1, verbose=0)
+    for a, b in zip(frozen, model.layers[0].get_weights()):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_fit_edge_cases():
+    x, y = toy_data(12)
+    model = mlp()
+    model.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy, metrics=["accuracy"])
+    with pytest.raises(ValueError, match="no batches to train on"):
+        model.fit(x[:0], y[:0], verbose=0)
+    val = tl.data.Dataset.from_tensor_slices((x, y)).batch(5)
+    history = model.fit(x, y, batch_size=4, validation_data=val, verbose=0)  # batch_size is for x, not val
+    assert "val_loss" in history.history
+    seen = []
+    model.train_step = lambda data: seen.append(int(data[1][0])) or {"loss": 0.0}
+    model.fit(tl.data.Dataset.range(6).map(lambda i: (tl.zeros((1, 3)), tl.reshape(i, (1,)))), epochs=3,
+              steps_per_epoch=2, verbose=0)
+    assert seen == [0, 1, 2, 3, 4, 5]  # each epoch goes on where the last one stopped
+    del model.train_step
+    with pytest.raises(ValueError, match=r"pair \(x, y\).*from_tensor_slices\(\(x, y\)\)"):
+        model.fit(tl.data.Dataset.from_tensor_slices(x).batch(4), verbose=0)
+
+
+def test_fit_verbose_2_prints_a_line_per_epoch(capsys):
+    x, y = toy_data()
+    model = mlp()
+    model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy", metrics=["sparse_categorical_crossentropy"])
+    model.layers[-1].activation = tl.keras.activations.softmax
+    model.fit(x, y, epochs=2, verbose=2)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(" - ")[0] for line in lines] == ["Epoch 1/2", "Epoch 2/2"]
+    assert "sparse_categorical_crossentropy: " in lines[0]  # a loss by name, as a metric
+
+
+def test_metrics_inside_a_traced_function_update_reset_and_read_on_every_call():
+    mean = keras.metrics.Mean()
+
+    @tl.function
+    def add(v):
+        mean.update_state(v)
+        return mean.result()
+
+    assert [float(add(tl.constant(v))) for v in (1.0, 3.0, 5.0)] == [1.0, 2.0, 3.0]
+
+    @tl.function
+    def restart(v):
+        mean.reset_state()
+        mean.update_state(v)
+        return mean.result()
+
+    assert float(restart(tl.constant(2.0))) == 2.0 and float(restart(tl.constant(3.0))) == 3.0
+
+
+def test_metric_sample_weights_count_per_example():
+    mean = keras.metrics.Mean()
+    mean.update_state([[1.0, 2.0], [3.0, 4.0]], sample_weight=[1.0, 0.0])
+    assert float(mean.result()) == 1.5  # Keras: each row's mean, weighted
+
+
+def test_binary_labels_of_shape_batch_fit_one_output():
+    x, y = toy_data()
+    tl.random.set_seed(0)
+    model = keras.Sequential([keras.layers.Dense(1, activation="sigmoid", input_shape=(3,))])
+    model.compile(optimizer="sgd", loss="binary_crossentropy", metrics=["accuracy"])
+    history = model.fit(x, y.astype(np.float32), epochs=1, verbose=0)
+    assert 0 <= history.history["accuracy"][0] <= 1
+
+
+def test_dropout_draws_a_new_mask_each_call_also_seeded_and_traced():
+    x = tl.ones((1, 200))
+    layer = keras.layers.Dropout(0.5, seed=1)
+    a, b = layer(x, training=True).numpy(), layer(x, training=True).numpy()
+    assert not np.array_equal(a, b)
+    again = keras.layers.Dropout(0.5, seed=1)
+    np.testing.assert_array_equal(again(x, training=True).numpy(), a)  # the same seed, the same series
+    traced = tl.function(lambda t: tl.nn.dropout(t, 0.5))
+    assert not np.array_equal(traced(x).numpy(), traced(x).numpy())
+    half = keras.layers.Dropout(0.5, noise_shape=(None, 1))(tl.ones((4, 3)), training=True).numpy()
+    assert all(len(set(row)) == 1 for row in half)  # one draw per row, spread along it
+
+
+def test_layer_call_default_for_training_is_the_signature_s():
+    class AlwaysTraining(keras.layers.Layer):
+        def call(self, inputs, training=True):
+            return inputs * (2.0 if training else 1.0)
+
+    assert float(AlwaysTraining()(tl.ones((1, 1)))[0, 0]) == 2.0
+
+
+def test_dataset_copies_its_data_and_element_spec_has_no_side_effect():
+    x = np.arange(6.0)
+    ds = tl.data.Dataset.from_tensor_slices(x)
+    x *= 0
+    assert [float(v) for v in ds] == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    assert tl.data.Dataset.range(7).batch(3, drop_remainder=True).element_spec.shape == (3,)
+    assert tl.data.Dataset.range(7).batch(3).prefetch(1).element_spec.shape == (None,)
+    shuffled = tl.data.Dataset.range(10).shuffle(10, seed=4)
+    twin = tl.data.Dataset.range(10).shuffle(10, seed=4)
+    shuffled.element_spec
+    assert list(shuffled.as_numpy_iterator()) == list(twin.as_numpy_iterator())
+    assert list(tl.data.Dataset.from_tensor_slices(np.zeros((0, 3))).repeat()) == []
+    with pytest.raises(ValueError, match="no batch axis"):
+        list(tl.data.Dataset.range(3).unbatch())
+
+
+def test_models_hold_functions_shared_layers_and_built_inner_models():
+    shared = keras.layers.Dense(3)
+    model = keras.Sequential([keras.Input((3,)), shared, lambda t: t * 2.0, shared])
+    assert len(model.weights) == 2  # one layer used twice: its weights once
+    model.summary(print_fn=lambda text: None)  # a plain function among the layers
+    inner = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4)])
+    assert keras.Sequential([inner, keras.layers.Softmax()]).built
+    np.testing.assert_allclose(keras.layers.Dense(2)([[1.0, 2.0, 3.0]]).shape, (1, 2))  # a nested list as input
