@@ -30,6 +30,7 @@ import time
 import traceback
 from pathlib import Path
 
+
 def code_cells(path):
     """The code cells of a notebook (or of a ``# %% cell K`` script), as source strings."""
     text = Path(path).read_text(encoding="utf-8")
