@@ -83,13 +83,10 @@ class Model(Layer):
     def layers(self):
         """The model's layers: a Sequential's in order, a subclassed model's in the order they were assigned
         (also in lists or dicts, also appended later)."""
-        listed = list(self.__dict__.get("_layers", []))
-        return listed + [layer for layer in self._sublayers() if all(layer is not x for x in listed)]
+        return list(self._layers) if "_layers" in self.__dict__ else Layer._sublayers(self)
 
     def _sublayers(self):
-        if "_layers" not in self.__dict__:  # a subclassed model: its attributes
-            return Layer._sublayers(self)
-        return [layer for layer in self._layers if isinstance(layer, Layer)]  # (plain functions hold no weights)
+        return [layer for layer in self.layers if isinstance(layer, Layer)]  # (a Sequential may hold functions)
 
     @property
     def weights(self):
@@ -131,10 +128,10 @@ class Model(Layer):
         Returns the running metrics as ``{name: value}``; the step's tape is kept as ``model.last_tape``.
         """
         x, y = _pair(self.name, "fit", data)
-        variables = self.trainable_variables
         with GradientTape() as tape:
-            predictions = self(x, training=True)
+            predictions = self(x, training=True)  # (the first call builds the layers' weights)
             loss = self.loss(y, predictions)
+        variables = self.trainable_variables
         gradients = tape.gradient(loss, variables)
         self.optimizer.apply_gradients(zip(gradients, variables))
         self.last_tape = tape

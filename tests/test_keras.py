@@ -438,3 +438,19 @@ def test_models_hold_functions_shared_layers_and_built_inner_models():
     inner = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4)])
     assert keras.Sequential([inner, keras.layers.Softmax()]).built
     np.testing.assert_allclose(keras.layers.Dense(2)([[1.0, 2.0, 3.0]]).shape, (1, 2))  # a nested list as input
+
+
+def test_fit_builds_an_unbuilt_model_on_its_first_step():
+    class Net(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = keras.layers.Dense(2)
+
+        def call(self, x):
+            return self.dense(x)
+
+    x, y = toy_data(4)
+    net = Net()
+    net.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    net.fit(x, y, batch_size=4, verbose=0)
+    assert net.optimizer.iterations == 1 and len(net.trainable_variables) == 2
