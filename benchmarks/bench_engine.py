@@ -1,4 +1,4 @@
-"""Engine benchmarks (issue 2), tapelab side by side with hand-written numpy in the same run.
+"""Engine benchmarks: tapelab side by side with hand-written numpy in the same run.
 
     .venv/bin/python benchmarks/bench_engine.py            # full size: 60,000 rows, 10,000 tiny ops
     .venv/bin/python benchmarks/bench_engine.py --quick    # a smoke run

@@ -1,4 +1,4 @@
-"""Eager vs traced (issue 7): seed 001's linear-regression training step, both ways, in the same run.
+"""Eager vs traced: seed 001's linear-regression training step, both ways, in the same run.
 
     .venv/bin/python benchmarks/bench_function.py
 

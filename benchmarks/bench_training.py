@@ -1,4 +1,4 @@
-"""Issue 5 benchmark: one epoch of the real training loop against the hand-written numpy epoch.
+"""The training loop: one epoch of the real training loop against the hand-written numpy epoch.
 
     .venv/bin/python benchmarks/bench_training.py [--rows 60000] [--repeats 3] [--threads 1]
 

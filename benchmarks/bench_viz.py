@@ -1,4 +1,4 @@
-"""Graph rendering (issue 3): time to_dot and draw on a 2,000-entry tape, with both Graphviz programs.
+"""Graph rendering: time to_dot and draw on a 2,000-entry tape, with both Graphviz programs.
 
     .venv/bin/python benchmarks/bench_viz.py            # --full also times the uncollapsed, uncapped graph
 

@@ -128,19 +128,19 @@ from tapelab.tensor import Tensor, TensorShape, Variable, constant, convert_to_t
 
 __version__ = "0.1.0"
 
-# --- training stack (issue 5): Module, layers, losses, optimizers, metrics, datasets; plots load lazily ---
+# --- training stack: Module, layers, models, losses, optimizers, metrics, data, datasets; plots load lazily ---
 from tapelab import data, datasets, keras, layers, losses, metrics, models, optimizers, plots  # noqa: F401, E402
 from tapelab.module import Module  # noqa: F401, E402
 
 # --- end training stack ---
 # isort: split
-from tapelab import viz  # noqa: F401, E402  (issue 3: the tape listing and graph; graphviz loads only when drawing)
+from tapelab import viz  # noqa: F401, E402  (the tape listing and graph; graphviz loads only when drawing)
 
 # isort: split
-from tapelab import debugging  # noqa: F401, E402  (issue 8: check-numerics mode)
+from tapelab import debugging  # noqa: F401, E402  (check-numerics mode)
 
 # isort: split
-from tapelab import config  # noqa: F401, E402  (issue 15: TF's guides run; what is left to TensorFlow says so)
+from tapelab import config  # noqa: F401, E402  (devices; what is left to TensorFlow says so)
 from tapelab.config import device  # noqa: F401, E402
 from tapelab.custom import custom_gradient  # noqa: F401, E402
 from tapelab.unsupported import *  # noqa: F401, F403, E402

@@ -1,4 +1,4 @@
-"""The bad-input matrix (issue 8): every mistake a learner makes gets a clear error or a teaching warning.
+"""The bad-input matrix: every mistake a learner makes gets a clear error or a teaching warning.
 
 Each case is one row: what the learner does, the exception (or warning) type, and fragments the
 message must contain, grouped as (1) the op or function, (2) the shapes / dtypes / values involved,

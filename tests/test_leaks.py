@@ -1,4 +1,4 @@
-"""No leaks (issue 8): tapes free what they recorded, long training keeps memory flat, tapes stay in their thread."""
+"""No leaks: tapes free what they recorded, long training keeps memory flat, tapes stay in their thread."""
 
 import gc
 import threading

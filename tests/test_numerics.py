@@ -1,4 +1,4 @@
-"""Anomaly detection (issue 8): check-numerics mode stops at the first op that makes a NaN or Inf,
+"""Anomaly detection: check-numerics mode stops at the first op that makes a NaN or Inf,
 forward or backward, and says which entry of the tape it is; the nn ops stay finite for huge logits."""
 
 import re

@@ -1,4 +1,4 @@
-"""Random programs from the op table (issue 8): gradient() == finite differences == the stepper's final sums.
+"""Random programs from the op table: gradient() == finite differences == the stepper's final sums.
 
 A hypothesis strategy builds a straight-line program: a few float64 source tensors, then a chain of
 ops drawn from ``tapelab.primitives.OPS``. Each op's generator picks operands whose shapes fit and

@@ -1,4 +1,4 @@
-"""The TF API that TF's own guides use (issue 15): tl.function's signatures and concrete functions, custom
+"""The TF API that TF's own guides use: tl.function's signatures and concrete functions, custom
 gradients on the tape, tf.print in graphs, devices, what is left to TensorFlow, and tapelab's deliberate
 differences. Values TF itself gives are checked in test_tf_contract.py; these are tapelab's own promises."""
 
