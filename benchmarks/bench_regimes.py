@@ -29,6 +29,7 @@ import importlib.util  # noqa: E402
 import json  # noqa: E402
 import subprocess  # noqa: E402
 import time  # noqa: E402
+from functools import partial  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -58,13 +59,12 @@ def best_time(fn, repeats):
 def mlp(rows, repeats):
     X, Y = reference.mnist_like_data(rows)
     out = {"numpy": [], "tapelab": []}
+    loss_fn = tl.losses.SparseCategoricalCrossentropy(from_logits=True)
     for _ in range(repeats):  # interleaved, fresh weights each time
-        params = reference.init_mlp()
-        out["numpy"].append(best_time(lambda: reference.numpy_mlp_epoch(params, X, Y, batch_size=128, lr=0.1), 1))
-        model = bench_training.tapelab_model(reference.init_mlp())
+        params, model = reference.init_mlp(), bench_training.tapelab_model(reference.init_mlp())
         optimizer = tl.optimizers.SGD(learning_rate=0.1)
-        loss_fn = tl.losses.SparseCategoricalCrossentropy(from_logits=True)
-        out["tapelab"].append(best_time(lambda: bench_training.tapelab_epoch(model, optimizer, loss_fn, X, Y), 1))
+        out["numpy"].append(best_time(partial(reference.numpy_mlp_epoch, params, X, Y, batch_size=128, lr=0.1), 1))
+        out["tapelab"].append(best_time(partial(bench_training.tapelab_epoch, model, optimizer, loss_fn, X, Y), 1))
     return {side: min(times) for side, times in out.items()}, "s per epoch"
 
 

@@ -148,5 +148,5 @@ from tapelab.unsupported import types  # noqa: F401, E402
 
 # the public names: TF's (docs/tf_api.md lists them against TensorFlow 2.21) and tapelab's own teaching tools
 _IMPLEMENTATION = {"activations", "custom", "exercises", "function", "gradcheck", "initializers", "learner", "models",
-                   "module", "nest", "ops", "primitives", "tape", "tensor", "unsupported"}
+                   "module", "nest", "numerics", "ops", "primitives", "recording", "tape", "tensor", "unsupported"}
 __all__ = sorted(name for name in dir() if not name.startswith("_") and name not in _IMPLEMENTATION)

@@ -15,7 +15,7 @@ import inspect
 
 from tapelab import nest
 from tapelab.primitives import Op
-from tapelab.tape import _state
+from tapelab.recording import state as _state
 from tapelab.tensor import Tensor, Variable, convert_to_tensor, to_numpy
 
 

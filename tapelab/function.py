@@ -23,11 +23,12 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from tapelab import dtypes, nest
+from tapelab import dtypes, nest, recording
 from tapelab.errors import LeakedTensorError, UnsupportedError
 from tapelab.learner import spell
-from tapelab.tape import Entry, _state, run
-from tapelab.tape import tracing_graph as _tracing_graph
+from tapelab.recording import state as _state
+from tapelab.recording import tracing_graph as _tracing_graph
+from tapelab.tape import Entry, run
 from tapelab.tensor import Tensor, TensorShape, Variable, convert_to_tensor
 
 settings = SimpleNamespace(run_eagerly=False)  # tl.config.run_functions_eagerly(True): call the Python instead
@@ -53,6 +54,7 @@ class SymbolicTensor(Tensor):
 
     __slots__ = ()
     __hash__ = object.__hash__  # graph tensors can key a feed dict, as in TF 1's session.run
+    _traced = True
 
     def _refuse(self, what):
         raise TracingError(
@@ -323,18 +325,18 @@ class Graph:
                 node("Identity", [name_of(t)], "Identity")
         return SimpleNamespace(node=nodes)
 
-    def __str__(self):
-        from tapelab.viz import format_tape
-
-        return format_tape(self).replace("GradientTape:", f"Graph '{self.name}':", 1)
+    def __str__(self):  # the listing, as a tape's (tapelab.viz, through recording.display)
+        if recording.display.text is None:
+            return repr(self)
+        return recording.display.text(self).replace("GradientTape:", f"Graph '{self.name}':", 1)
 
     def __repr__(self):
         return f"<tapelab.Graph '{self.name}': {len(self.placeholders)} inputs, {len(self.entries)} nodes>"
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        from tapelab.viz.render import tape_mimebundle
-
-        bundle = tape_mimebundle(self, include, exclude)
+        if recording.display.mimebundle is None:
+            return {"text/plain": repr(self)}
+        bundle = recording.display.mimebundle(self, include, exclude)
         bundle["text/plain"] = str(self)
         return bundle
 

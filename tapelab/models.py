@@ -24,7 +24,8 @@ from tapelab import optimizers as optimizers_module
 from tapelab.errors import Unsupported, UnsupportedError
 from tapelab.layers import InputLayer, Layer, _unique, keras_name
 from tapelab.learner import spell
-from tapelab.tape import GradientTape, _state
+from tapelab.recording import state as _state
+from tapelab.tape import GradientTape
 from tapelab.tensor import Tensor, to_numpy
 
 

@@ -2,11 +2,12 @@
 primitive from :mod:`tapelab.primitives` (where the math lives)."""
 
 import builtins
+import sys
 from types import SimpleNamespace
 
 import numpy as np
 
-from tapelab import dtypes, tape
+from tapelab import dtypes, recording, tape, tensor
 from tapelab.errors import InvalidArgumentError
 from tapelab.primitives import OPS
 from tapelab.tape import run
@@ -434,9 +435,7 @@ def getitem(tensor, key):
     """
     parts = key if isinstance(key, tuple) else (key,)
     if any(isinstance(k, Tensor) for k in parts):
-        from tapelab.function import SymbolicTensor
-
-        traced = [i for i, k in enumerate(parts) if isinstance(k, SymbolicTensor)]
+        traced = [i for i, k in enumerate(parts) if isinstance(k, Tensor) and k._traced]
         if traced:
             return _traced_index(tensor, parts, traced[0])
     if isinstance(key, tuple):
@@ -579,6 +578,7 @@ def _primitive(op):
 # of the table, run on tensors so the outer tape records it, plus two helpers
 BACKEND = SimpleNamespace(**{name: _primitive(op) for name, op in OPS.items()},
                           zeros_like=zeros_like, ones_like=ones_like)
+recording.tensor_ops = BACKEND  # (a tape differentiating under an outer tape runs its rules with these)
 
 
 # --- picking, joining, shapes (the rest of TF's array ops a course meets) -----------------------
@@ -740,9 +740,12 @@ def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None
                    for x in inputs)
     stream = output_stream if output_stream is not None and hasattr(output_stream, "write") else None
     params = dict(layout=layout, sep=sep, end=end, stream=stream, summarize=-1 if summarize is None else int(summarize))
-    graph = tape.tracing_graph()
+    graph = recording.tracing_graph()
     if graph is not None:  # while tl.function traces, the print only joins the graph: it prints on every run
         graph._record(OPS["print"], tuple(tensors), tuple(t._value for t in tensors), Tensor(np.zeros((0,), bool)),
                       params, None)
         return None
     run(OPS["print"], tuple(tensors), **params)
+
+
+tensor._ops = sys.modules[__name__]  # a tensor's operators (x + y, x[k], ...) call these ops

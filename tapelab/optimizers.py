@@ -17,7 +17,7 @@ import numpy as np
 
 from tapelab.function import _python_node_or_none
 from tapelab.learner import spell
-from tapelab.tape import tracing_graph
+from tapelab.recording import tracing_graph
 from tapelab.tensor import Variable, to_numpy
 
 

@@ -5,7 +5,6 @@
 """
 
 import enum
-import threading
 import warnings
 import weakref
 from dataclasses import dataclass
@@ -13,27 +12,19 @@ from typing import NamedTuple
 
 import numpy as np
 
-from tapelab import nest
+from tapelab import nest, numerics, recording
 from tapelab.errors import InvalidArgumentError, LeakedTensorError, UnsupportedError
 from tapelab.learner import spell, stacklevel
 from tapelab.primitives import NUMPY
+from tapelab.recording import note_assign, note_variable, state, switches, tracing_graph  # noqa: F401
 from tapelab.tensor import Tensor, Variable, to_numpy
 
-
-class _State(threading.local):
-    """Per-thread switches: tapes recording in this thread never see another thread's ops."""
-
-    def __init__(self):
-        self.tapes = []  # the active tapes, innermost last (a tape in stop_recording() is marked paused)
-        self.scope = ""  # the current name_scope path, e.g. "dense_1/"
-        self.outer_scopes = []  # the paths to go back to, innermost last
+_state = state  # (the short name the engine uses)
 
 
-_state = _State()
 # np.errstate as a decorator: numpy (>= 2) sets and restores the state per call, so threads do not share it,
 # at less than half the cost of a `with np.errstate(...)` block on every gradient() call
 _SILENT_FP = np.errstate(divide="ignore", invalid="ignore", over="ignore")
-_check_numerics = False  # tapelab.debugging.enable_check_numerics() turns it on: one flag test per op when off
 
 
 class Entry:
@@ -87,29 +78,9 @@ def run(op, inputs, **params):
     if tapes:
         for tape in tapes:
             tape._record(op, inputs, values, out, params, residual)
-    if _check_numerics and out._value.dtype.kind == "f" and not np.isfinite(out._value).all():
-        from tapelab.debugging import _forward_error  # recorded first, so the error can point at the entry
-        raise _forward_error(op, inputs, out)
+    if switches.check_numerics and out._value.dtype.kind == "f" and not np.isfinite(out._value).all():
+        raise numerics.forward_error(op, inputs, out)  # (recorded first, so the error can point at the entry)
     return out
-
-
-def tracing_graph():
-    """The graph ``tl.function`` is tracing right now, or None (eager)."""
-    return next((r for r in _state.tapes if getattr(r, "is_traced_graph", False)), None)
-
-
-def note_variable(variable):
-    """A tl.Variable was just made: tell a graph being traced (a function may make Variables only once)."""
-    for recorder in _state.tapes:
-        if hasattr(recorder, "_record_variable"):
-            recorder._record_variable(variable)
-
-
-def note_assign(variable, how, value, old):
-    """A Variable changed from ``old`` ("assign", "assign_add" or "assign_sub" ``value``): tell a graph being traced."""
-    for recorder in _state.tapes:
-        if hasattr(recorder, "_record_assign"):
-            recorder._record_assign(variable, how, value, old)
 
 
 def _dtype_mismatch(op, inputs):
@@ -380,9 +351,11 @@ class GradientTape:
             column = [row[j] for row in rows]
             if any(c is None for c in column):
                 result.append(None)
-            elif column:
-                from tapelab import ops
-                result.append(ops.reshape(ops.stack(column), shape + tuple(s.shape)))
+            elif column:  # the rows stacked (recorded, so an outer tape can differentiate the jacobian)
+                B = recording.tensor_ops
+                one = (1,) + tuple(s.shape)
+                result.append(B.reshape(B.concat(*[B.reshape(c, shape=one) for c in column], axis=0),
+                                        shape=shape + tuple(s.shape)))
             else:  # a target with no elements
                 result.append(Tensor(np.zeros(shape + tuple(s.shape), s._value.dtype)))
         return nest.pack_like(sources, result)
@@ -415,12 +388,12 @@ class GradientTape:
         self._release()
         if any(r is None for r in rows):  # TF: a target that does not depend on the source gives zeros here
             rows = [Tensor(np.zeros(source._value.shape, source._value.dtype)) for _ in rows]
-        from tapelab import ops
-
         shape = tuple(target.shape) + tuple(source.shape[1:])
         if not rows:
             return Tensor(np.zeros(shape, source._value.dtype))
-        return ops.reshape(ops.stack(rows, axis=1), shape)
+        B = recording.tensor_ops  # (recorded, so an outer tape can differentiate the result)
+        column = (batch, 1) + tuple(source.shape[1:])
+        return B.reshape(B.concat(*[B.reshape(r, shape=column) for r in rows], axis=1), shape=shape)
 
     def _check_usable(self, what):
         if self._used:
@@ -520,10 +493,10 @@ class GradientTape:
                     if id(x) in reaches:
                         reaches.add(id(e.output))
                         break
-        check = _check_numerics
+        check = switches.check_numerics
         tapes = _state.tapes  # (usually none: gradient() is called after the `with` block)
         outer = [t for t in tapes if t is not self and not t._paused] if tapes else None
-        B = _tensor_backend() if outer else NUMPY
+        B = recording.tensor_ops if outer else NUMPY
         was_paused, self._paused = self._paused, True  # the backward pass is not part of this tape's recording
         try:
             grads = {k: Tensor(g) if outer else g for k, (t, g) in seeds.items()}
@@ -553,11 +526,9 @@ class GradientTape:
                     except InvalidArgumentError as err:  # a recorded VJP op (higher order) produced NaN/Inf
                         if err.phase != "forward":
                             raise
-                        from tapelab.debugging import _backward_error
-                        raise _backward_error(self, e, i, g, None) from err
+                        raise numerics.backward_error(self, e, i, g, None) from err
                     if check and not np.isfinite(to_numpy(c)).all():
-                        from tapelab.debugging import _backward_error
-                        raise _backward_error(self, e, i, g, c)
+                        raise numerics.backward_error(self, e, i, g, c)
                     if c.shape != values[i].shape:
                         raise AssertionError(
                             f"{e.op.name}: the gradient rule for input {i} returned shape {tuple(c.shape)} "
@@ -612,17 +583,12 @@ class GradientTape:
         return f"<tapelab.GradientTape {kind}with {len(self.entries)} entries>"
 
     def __str__(self):  # print(tape): the listing of inputs, ops and gradients (tapelab.viz.format_tape)
-        from tapelab.viz.text import format_tape
-        return format_tape(self)
+        return recording.display.text(self) if recording.display.text else repr(self)
 
-    def _repr_mimebundle_(self, include=None, exclude=None):  # Jupyter: the picture (SVG) and the listing
-        from tapelab.viz.render import tape_mimebundle
-        return tape_mimebundle(self, include, exclude)
-
-
-def _tensor_backend():
-    from tapelab import ops
-    return ops.BACKEND
+    def _repr_mimebundle_(self, include=None, exclude=None):  # Jupyter: the picture and the listing (tapelab.viz)
+        if recording.display.mimebundle is None:
+            return {"text/plain": repr(self)}
+        return recording.display.mimebundle(self, include, exclude)
 
 
 def _as_target(t, what):

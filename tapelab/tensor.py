@@ -4,7 +4,7 @@ import itertools
 
 import numpy as np
 
-from tapelab import dtypes
+from tapelab import dtypes, recording
 from tapelab.learner import spell
 
 _PRINT_OPTIONS = dict(precision=8, suppress=False, threshold=1000)
@@ -36,6 +36,7 @@ class Tensor:
     """An immutable n-d array produced by a tapelab op; ``numpy()`` gives its value."""
 
     __slots__ = ("_value", "__weakref__")
+    _traced = False  # True for a tensor of a graph tl.function is tracing (a SymbolicTensor): it has no value yet
     __array_priority__ = 100  # `ndarray + tensor` defers to Tensor.__radd__, as in TF
 
     def __init__(self, value):
@@ -266,8 +267,8 @@ class Variable(Tensor):
         self._name = name  # None: TF's default name, "Variable"
         self.trainable = bool(trainable)
         self._uid = next(Variable._created)
-        if _tape._state.tapes:
-            _tape.note_variable(self)
+        if recording.state.tapes:
+            recording.note_variable(self)
 
     @property
     def name(self):
@@ -300,15 +301,15 @@ class Variable(Tensor):
                 "shape; reshape the value, or make a new Variable."
             )
         old, self._value = self._value, _UPDATES[how](self._value, new)  # new array: tapes keep the old
-        if _tape._state.tapes:  # a function being traced records the update, to replay it
-            _tape.note_assign(self, how, value if isinstance(value, Tensor) else Tensor(new), old)
+        if recording.state.tapes:  # a function being traced records the update, to replay it
+            recording.note_assign(self, how, value if isinstance(value, Tensor) else Tensor(new), old)
         return self if read_value else None
 
     def _apply(self, how, delta):
         """An optimizer's step, ``assign_add`` or ``assign_sub`` of ``delta``: a new array of this Variable's shape
         that the optimizer made (and checked) and gives away, so the result is written into it, one array fewer.
         The old value stays as it was: tapes that recorded it keep it."""
-        if (_tape._state.tapes or type(delta) is not np.ndarray or delta.dtype != self._value.dtype
+        if (recording.state.tapes or type(delta) is not np.ndarray or delta.dtype != self._value.dtype
                 or delta.shape != self._value.shape):  # (a graph being traced records it; the public path checks)
             return self._update(how, delta, False)
         self._value = _UPDATES[how](self._value, delta, out=delta)
@@ -413,5 +414,4 @@ def constant(value, dtype=None, shape=None, name=None):
     return Tensor(array)
 
 
-from tapelab import ops as _ops  # noqa: E402  (operators call ops; ops build on Tensor)
-from tapelab import tape as _tape  # noqa: E402
+_ops = None  # tapelab.ops puts itself here when it loads: a tensor's operators are ops, and ops build on Tensor

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tapelab as tl
-from tapelab import tape as tape_module
+from tapelab.recording import switches
 
 
 @pytest.fixture(autouse=True)
@@ -135,16 +135,16 @@ def test_higher_order_gradient_nan_is_reported_as_the_backward_step_of_the_inner
 
 
 def test_context_restores_and_plain_calls_switch():
-    assert tape_module._check_numerics is False
+    assert switches.check_numerics is False
     with tl.debugging.enable_check_numerics() as mode:
-        assert tape_module._check_numerics is True and "check_numerics on" in repr(mode)
-    assert tape_module._check_numerics is False
+        assert switches.check_numerics is True and "check_numerics on" in repr(mode)
+    assert switches.check_numerics is False
     tl.debugging.enable_check_numerics()
     with tl.debugging.enable_check_numerics():
         pass
-    assert tape_module._check_numerics is True  # the outer setting survives the inner block
+    assert switches.check_numerics is True  # the outer setting survives the inner block
     tl.debugging.disable_check_numerics()
-    assert tape_module._check_numerics is False
+    assert switches.check_numerics is False
 
 
 def test_check_numerics_in_a_traced_function():

@@ -1,0 +1,76 @@
+"""What every op consults when it runs: the recorders active in this thread, the name scope, check-numerics.
+
+This is the engine's lowest layer above the errors (it imports no other engine module), so the flow stays
+one-way: tensor -> recording, primitives; tape -> recording, tensor, primitives, numerics; ops -> tape. Whatever
+a lower module needs from a higher one is handed down here when the higher one loads, never imported back:
+``tensor_ops`` (the primitives run on tensors, set by ``tapelab.ops``, for differentiating a gradient under an
+outer tape) and ``display`` (how a tape prints and draws, set by ``tapelab.viz``).
+
+A *recorder* is an object on ``state.tapes``: a ``GradientTape`` or the graph ``tl.function`` is tracing. It
+implements:
+
+- ``_paused``: True while it records nothing (inside ``tape.stop_recording()``);
+- ``_record(op, inputs, values, out, params, residual)``: primitive ``op`` ran on the tensors ``inputs``
+  (whose arrays were ``values``) with keyword ``params`` and made ``out``; ``residual`` is what its forward
+  saved for the gradient rules (or None). The recorder keeps what it needs.
+
+and may implement (a graph being traced does):
+
+- ``_record_variable(variable)``: a ``tl.Variable`` was just made;
+- ``_record_assign(variable, how, value, old)``: a Variable changed (``how``: assign, assign_add, assign_sub);
+- ``is_traced_graph = True``: it is a graph under construction (``tracing_graph()`` finds it).
+"""
+
+import threading
+
+
+class _State(threading.local):
+    """Per-thread switches: tapes recording in this thread never see another thread's ops."""
+
+    def __init__(self):
+        self.tapes = []  # the active recorders, innermost last (a tape in stop_recording() is marked paused)
+        self.scope = ""  # the current name_scope path, e.g. "dense_1/"
+        self.outer_scopes = []  # the paths to go back to, innermost last
+
+
+state = _State()
+
+
+class _Switches:
+    """Process-wide switches: ``check_numerics`` (tl.debugging turns it on; each op tests it once)."""
+
+    check_numerics = False
+
+
+switches = _Switches()
+
+
+class _Display:
+    """How a tape shows itself: ``text(tape)`` for ``print(tape)``, ``mimebundle(tape, include, exclude)`` for
+    Jupyter. ``tapelab.viz`` fills both in when it loads; until then a tape prints its plain repr."""
+
+    text = None
+    mimebundle = None
+
+
+display = _Display()
+tensor_ops = None  # tapelab.ops.BACKEND once ops has loaded: the table's primitives, run on tensors (recorded)
+
+
+def tracing_graph():
+    """The graph ``tl.function`` is tracing right now, or None (eager)."""
+    return next((r for r in state.tapes if getattr(r, "is_traced_graph", False)), None)
+
+
+def note_variable(variable):
+    """A tl.Variable was just made: tell a graph being traced (a function may make Variables only once)."""
+    for recorder in state.tapes:
+        if hasattr(recorder, "_record_variable"):
+            recorder._record_variable(variable)
+
+
+def note_assign(variable, how, value, old):
+    """A Variable changed from ``old`` ("assign", "assign_add" or "assign_sub" ``value``): tell a graph being traced."""
+    for recorder in state.tapes:
+        if hasattr(recorder, "_record_assign"):
+            recorder._record_assign(variable, how, value, old)
