@@ -234,7 +234,7 @@ class Graph:
         self._symbolic.add(id(new))
         self.entries.append(Entry(_ASSIGN[how], (variable, value), (old, value._value), new, {}, _state.scope))
 
-    is_traced_graph = True  # (tape.tracing_graph finds the graph being traced on the tape stack by this)
+    is_traced_graph = True  # (recording.tracing_graph finds the graph being traced among the recorders by this)
 
     def _record_variable(self, variable):
         self.created_variables.append(variable)

@@ -16,11 +16,9 @@ from tapelab import nest, numerics, recording
 from tapelab.errors import InvalidArgumentError, LeakedTensorError, UnsupportedError
 from tapelab.learner import spell, stacklevel
 from tapelab.primitives import NUMPY
-from tapelab.recording import note_assign, note_variable, state, switches, tracing_graph  # noqa: F401
+from tapelab.recording import state as _state
+from tapelab.recording import switches
 from tapelab.tensor import Tensor, Variable, to_numpy
-
-_state = state  # (the short name the engine uses)
-
 
 # np.errstate as a decorator: numpy (>= 2) sets and restores the state per call, so threads do not share it,
 # at less than half the cost of a `with np.errstate(...)` block on every gradient() call
