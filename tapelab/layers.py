@@ -112,7 +112,7 @@ class Layer(Module):
                 isinstance(inputs, (list, tuple)) and any(isinstance(i, Tensor) for i in inputs)):
             inputs = convert_to_tensor(inputs)  # numbers, nested lists, numpy arrays
         if self.input_shape_declared is not None and isinstance(inputs, Tensor):
-            self._check_declared_shape(tuple(inputs.shape))
+            self._check_declared_shape(inputs._value.shape)
         if not self.built:
             self.build(tuple(inputs.shape) if isinstance(inputs, Tensor) else None)
             self.built = True
@@ -127,8 +127,8 @@ class Layer(Module):
                 out = self.call(inputs, *args, **kwargs)
         finally:
             _context.training = outer
-        if isinstance(out, Tensor):
-            self.output_shape = (None,) + tuple(out.shape[1:])
+        if self.output_shape is None and isinstance(out, Tensor):  # (for summary(): the first call's, per example)
+            self.output_shape = (None,) + out._value.shape[1:]
         return out
 
     def _check_declared_shape(self, shape):

@@ -98,7 +98,7 @@ class Model(Layer):
     @property
     def name_scope(self):
         """No scope: a model's ops stay under each layer's own name, so pictures group its tape layer by layer."""
-        return contextlib.nullcontext()
+        return _NO_SCOPE
 
     # --- compile / fit / evaluate / predict ------------------------------------------------------------------
     def compile(self, optimizer="rmsprop", loss=None, metrics=None, run_eagerly=None, jit_compile=None, **kwargs):
@@ -309,6 +309,7 @@ class Model(Layer):
             var.assign(stored[key])
 
 _HEADER = ("Layer (type)", "Output Shape", "Param #")
+_NO_SCOPE = contextlib.nullcontext()
 _WHOLE_MODEL = ("model.save_weights('model.weights.h5'); later build the model from its code and call "
                 "model.load_weights('model.weights.h5').")
 load_model = Unsupported("tl.keras.models.load_model", "whole-model files (.keras, SavedModel)", _WHOLE_MODEL)

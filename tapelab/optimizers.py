@@ -122,7 +122,8 @@ class Optimizer:
     def _update(self, g, var):
         """Apply one gradient ``g`` (a numpy array) to ``var``; state per variable comes from ``_slots_for``.
 
-        A step array made here from ``g`` goes to ``var._apply``, which writes the new value into it.
+        A step array made here from ``g`` goes to ``var._update(..., given=True)``, which writes the new value
+        into it.
         """
         raise NotImplementedError
 
@@ -165,17 +166,17 @@ class SGD(Optimizer):
         return ("momentum",) if self.momentum != 0 else ()
 
     def _update(self, g, var):
-        if self.momentum == 0:  # w -= lr * g  (numpy applies a Python float in the array's dtype, as Keras casts lr)
-            var._apply("assign_sub", g * self.learning_rate)
-            return
         lr = self._cast(self.learning_rate, var)
+        if self.momentum == 0:  # w = w - lr * g
+            var._update("assign_sub", g * lr, given=True)
+            return
         slot = self._slots_for(var)["momentum"]
         momentum = self._cast(self.momentum, var)
         m = slot._value = slot._value * momentum - g * lr  # m = momentum * m - lr * g
         if self.nesterov:
-            var._apply("assign_add", m * momentum - g * lr)  # look ahead along the new velocity
+            var._update("assign_add", m * momentum - g * lr, given=True)  # look ahead along the new velocity
         else:
-            var.assign_add(m)
+            var._update("assign_add", m)  # (m stays the optimizer's: not given)
 
 
 class Adam(Optimizer):
@@ -217,7 +218,7 @@ class Adam(Optimizer):
         m_slot, v_slot = slots["m"], slots["v"]
         m = m_slot._value = m_slot._value + (g - m_slot._value) * self._cast(1 - self.beta_1, var)
         v = v_slot._value = v_slot._value + (np.square(g) - v_slot._value) * self._cast(1 - self.beta_2, var)
-        var._apply("assign_sub", (m * alpha) / (np.sqrt(v) + self._cast(self.epsilon, var)))
+        var._update("assign_sub", (m * alpha) / (np.sqrt(v) + self._cast(self.epsilon, var)), given=True)
 
 
 class RMSprop(Optimizer):
@@ -241,7 +242,8 @@ class RMSprop(Optimizer):
         slot = self._slots_for(var)["velocity"]
         rho = self._cast(self.rho, var)
         v = slot._value = rho * slot._value + (self._cast(1, var) - rho) * np.square(g)
-        var._apply("assign_sub", (g * self._cast(self.learning_rate, var)) / np.sqrt(v + self._cast(self.epsilon, var)))
+        lr, epsilon = self._cast(self.learning_rate, var), self._cast(self.epsilon, var)
+        var._update("assign_sub", g * lr / np.sqrt(v + epsilon), given=True)
 
 
 def get(identifier):

@@ -289,30 +289,28 @@ class Variable(Tensor):
         """A copy of the current value: changing it does not change the Variable (use ``assign``)."""
         return super().numpy().copy()
 
-    def _update(self, how, value, read_value):
+    def _update(self, how, value, read_value=False, given=False):
+        """The one way a Variable changes: ``how`` is assign, assign_add or assign_sub of ``value``. The old array
+        is never written to (tapes that recorded it keep it). ``given``: ``value`` is a new array that an optimizer
+        made for this step and gives away, so the result is written into it: one array fewer per step."""
         if type(value) is np.ndarray and value.dtype == self._value.dtype:  # (an optimizer's step: as it is)
             new = value
         else:
-            new = convert_to_tensor(value, dtype=self.dtype)._value
+            new, given = convert_to_tensor(value, dtype=self.dtype)._value, False
         if new.shape != self._value.shape:
             raise ValueError(
                 f"{how}: shape mismatch for Variable '{self.name}': the variable has shape "
                 f"{tuple(self.shape)} but the value has shape {tuple(new.shape)}. A Variable keeps its "
                 "shape; reshape the value, or make a new Variable."
             )
-        old, self._value = self._value, _UPDATES[how](self._value, new)  # new array: tapes keep the old
-        if recording.state.tapes:  # a function being traced records the update, to replay it
+        tapes = recording.state.tapes
+        if given and not tapes:  # (while a function is traced, the update is recorded below instead)
+            self._value = _UPDATES[how](self._value, new, out=new)
+            return self if read_value else None
+        old, self._value = self._value, _UPDATES[how](self._value, new)  # a new array
+        if tapes:  # a function being traced records the update, to replay it
             recording.note_assign(self, how, value if isinstance(value, Tensor) else Tensor(new), old)
         return self if read_value else None
-
-    def _apply(self, how, delta):
-        """An optimizer's step, ``assign_add`` or ``assign_sub`` of ``delta``: a new array of this Variable's shape
-        that the optimizer made (and checked) and gives away, so the result is written into it, one array fewer.
-        The old value stays as it was: tapes that recorded it keep it."""
-        if (recording.state.tapes or type(delta) is not np.ndarray or delta.dtype != self._value.dtype
-                or delta.shape != self._value.shape):  # (a graph being traced records it; the public path checks)
-            return self._update(how, delta, False)
-        self._value = _UPDATES[how](self._value, delta, out=delta)
 
     def assign(self, value, read_value=True):
         """Replace the value (same shape and dtype); tapes that recorded the old value keep it."""

@@ -268,7 +268,7 @@ def test_an_update_leaves_the_values_tapes_recorded_alone(make):
         np.testing.assert_array_equal(grad.numpy(), kept)  # the gradient handed in is not overwritten either
         assert not np.array_equal(w.numpy(), before) and w.numpy().dtype == np.float32
     with pytest.raises(ValueError, match="shape mismatch"):  # a step of another shape never broadcasts into w
-        w._apply("assign_sub", np.ones((4, 2, 3), np.float32))
+        w._update("assign_sub", np.ones((4, 2, 3), np.float32), given=True)
 
 
 def test_float32_stays_float32_even_with_float64_gradients():
