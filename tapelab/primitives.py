@@ -179,9 +179,9 @@ def _one_hot(indices, depth, on_value=1, off_value=0, dtype="float32"):
 def _max(x, axis, keepdims=True):
     # np.maximum.reduce is np.max without its Python wrapper; the max of nothing is the lowest value
     if x.ndim == 2 and axis in (1, -1, (1,), (-1,)) and x.shape[0] >= 16 and 1 < x.shape[1] <= 64:
-        # many short rows (class scores): numpy reduces one row at a time (~45 ns a row), the columns of the
-        # transposed copy in a few vectorised passes (128 x 10: 6.2 -> 1.9 us; 60000 x 10: 9x). The same maxima
-        # (a row of +0.0 and -0.0 ties may give the other zero)
+        # many short rows (class scores): numpy reduces one row at a time, the columns of the transposed copy in
+        # a few vectorised passes (measured in benchmarks/README.md). The same maxima (a row of +0.0 and -0.0
+        # ties may give the other zero)
         m = np.maximum.reduce(np.ascontiguousarray(x.T), axis=0)
         return m[:, None] if keepdims else m
     return np.maximum.reduce(x, axis=axis, keepdims=keepdims, **_lowest(x))
