@@ -9,7 +9,8 @@ basic_training_loops, function and intro_to_graphs (``.ipynb``), then::
     python scripts/run_tf_guides.py DIR -v         # also print each failing cell's error
     python scripts/run_tf_guides.py tests/fixtures/quickstarts     # TF's two quickstarts (kept in the repo)
 
-Each guide runs in one fresh namespace, cells in order, as a reader pasting them would. Shell
+Each guide runs in one fresh namespace, cells in order, as a reader pasting them would, in a scratch
+working directory (the checkpoints and saved models the guides write land there, not in the checkout). Shell
 (``!pip``) and magic (``%``) lines are skipped; matplotlib draws off screen. A cell *runs* when it
 raises nothing. A cell that stops with ``tapelab.errors.UnsupportedError`` needs a feature tapelab
 leaves to TensorFlow on purpose; any other exception is a gap. A cell that stops on a NameError for a
@@ -26,6 +27,7 @@ import linecache
 import os
 import re
 import sys
+import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -108,6 +110,20 @@ def run_guide(path, verbose=False):
     return counts, failures
 
 
+def run_all(paths, verbose=0):
+    """Run each guide; a row per guide (name, code cells, counts, seconds) and the totals."""
+    rows, totals = [], {"cells": 0, "ran": 0, "unsupported": 0, "failed": 0, "follow": 0}
+    for path in paths:
+        start = time.perf_counter()
+        counts, _ = run_guide(path, verbose)
+        cells = counts["ran"] + counts["unsupported"] + counts["failed"]
+        rows.append((path.stem, cells, counts, time.perf_counter() - start))
+        totals["cells"] += cells
+        for key in counts:
+            totals[key] += counts[key]
+    return rows, totals
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("directory", type=Path)
@@ -118,16 +134,14 @@ def main(argv=None):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     if not args.tf:
         alias_tensorflow()
-    paths = sorted(p for p in args.directory.iterdir() if p.suffix in (".ipynb", ".py"))
-    rows, totals = [], {"cells": 0, "ran": 0, "unsupported": 0, "failed": 0, "follow": 0}
-    for path in paths:
-        start = time.perf_counter()
-        counts, _ = run_guide(path, args.verbose)
-        cells = counts["ran"] + counts["unsupported"] + counts["failed"]
-        rows.append((path.stem, cells, counts, time.perf_counter() - start))
-        totals["cells"] += cells
-        for key in counts:
-            totals[key] += counts[key]
+    paths = sorted(p.resolve() for p in args.directory.iterdir() if p.suffix in (".ipynb", ".py"))
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="tf-guides-") as scratch:
+        os.chdir(scratch)
+        try:
+            rows, totals = run_all(paths, args.verbose)
+        finally:
+            os.chdir(here)
     engine = "TensorFlow" if args.tf else "tapelab"
     print(f"| guide ({engine}) | code cells | run | stop: left to TensorFlow | stop: other "
           "| (stops that follow an earlier stop) | seconds |")
