@@ -26,8 +26,6 @@ from tapelab.errors import InvalidArgumentError
 from tapelab.initializers import glorot_uniform  # noqa: F401  (tl.layers.glorot_uniform, as before)
 from tapelab.learner import spell
 from tapelab.module import Module, _leaves
-from tapelab.primitives import OPS
-from tapelab.tape import run
 from tapelab.tensor import Tensor, Variable, convert_to_tensor
 
 _name_counts = collections.Counter()
@@ -273,10 +271,9 @@ class Dense(Layer):
                 f"{tuple(self.kernel.shape)}) but got inputs of shape {tuple(inputs.shape)}. A layer's input size "
                 "is fixed by its first call; make a new layer for a different input size."
             )
-        # shapes and dtypes are checked above, so the primitives run directly (no second check in tl.matmul)
-        y = run(OPS["matmul"], (inputs, self.kernel))  # (batch, in) @ (in, units) -> (batch, units)
+        y = ops.matmul(inputs, self.kernel)  # (batch, in) @ (in, units) -> (batch, units)
         if self.use_bias:
-            y = run(OPS["add"], (y, self.bias))  # the bias broadcasts over the batch
+            y = ops.add(y, self.bias)  # the bias broadcasts over the batch
         return self.activation(y)
 
     def __repr__(self):
@@ -358,9 +355,9 @@ class Conv2D(Layer):
     def call(self, inputs):
         inputs = _as_layer_dtype(self, inputs)
         _check_images(self, tuple(inputs.shape), self.kernel_size, channels=self.kernel.shape[2])
-        y = run(OPS["conv2d"], (inputs, self.kernel), strides=self.strides, padding=self.padding)
+        y = nn.conv2d(inputs, self.kernel, strides=self.strides, padding=self.padding)
         if self.use_bias:
-            y = run(OPS["add"], (y, self.bias))
+            y = ops.add(y, self.bias)  # one bias per filter, broadcast over the batch and the pixels
         return self.activation(y)
 
 
@@ -397,20 +394,20 @@ class _Pooling2D(Layer):
 
     def call(self, inputs):
         _check_images(self, tuple(inputs.shape), self.pool_size)
-        return run(OPS[self.op], (inputs,), ksize=self.pool_size, strides=self.strides, padding=self.padding)
+        return self.op(inputs, ksize=self.pool_size, strides=self.strides, padding=self.padding)
 
 
 class MaxPooling2D(_Pooling2D):
     """The largest value of each ``pool_size`` window, per channel (the window moves by ``strides``: by default
     its own size, so (batch, 26, 26, c) -> (batch, 13, 13, c))."""
 
-    op = "max_pool2d"
+    op = staticmethod(nn.max_pool2d)
 
 
 class AveragePooling2D(_Pooling2D):
     """The mean of each ``pool_size`` window, per channel."""
 
-    op = "avg_pool2d"
+    op = staticmethod(nn.avg_pool2d)
 
 
 MaxPool2D, AvgPool2D = MaxPooling2D, AveragePooling2D

@@ -90,16 +90,42 @@ def _dtype_mismatch(op, inputs):
     )
 
 
-@dataclass
 class Backward:
-    """What one ``gradient()`` call saw and produced (kept on the tape for display as ``last_backward``)."""
+    """What one ``gradient()`` call saw and produced (kept on the tape for display as ``last_backward``).
 
-    entries: list  # the tape's entries, in execution order
-    targets: list  # the target tensors
-    sources: list  # the source tensors, flattened
-    grads: dict  # id(tensor) -> gradient (numpy array) for every tensor the gradient reached
-    tracked: set  # ids of tensors the tape tracked (watched, or computed from watched ones); set-like
-    stopped: dict  # id -> ids it came from, for tensors computed from tracked ones while recording was stopped
+    The walk keeps only the sources' gradients: every other one is dropped as soon as the op that produced
+    its tensor has used it, as a hand-written backward pass drops its temporaries. :attr:`grads`, which the
+    pictures read, replays the walk over the same entries and seeds the first time it is asked for.
+    """
+
+    def __init__(self, entries, targets, sources, seeds, reaches, tracked, stopped, grads, complete):
+        self.entries = entries  # the tape's entries, in execution order
+        self.targets = targets  # the target tensors
+        self.sources = sources  # the source tensors, flattened
+        self.seeds = seeds  # id(target) -> (target, the gradient the walk started from)
+        self.reaches = reaches  # ids of the tensors that depend on a source: where the walk sends gradients
+        self.tracked = tracked  # ids of tensors the tape tracked (watched, or computed from watched ones); set-like
+        self.stopped = stopped  # id -> ids it came from, for tensors computed from tracked ones inside stop_recording()
+        # the walk's gradients: all of them (``complete``: the stepper's walk, a recorded one), or only the
+        # sources' until the pictures ask for the rest
+        self._grads, self._complete = grads, complete
+
+    @property
+    def grads(self):
+        """id(tensor) -> gradient (numpy array) for every tensor the gradient reached."""
+        if not self._complete:
+            kept, self._complete = self._grads, True
+            self._grads = walk(self.entries, self.seeds, self.reaches)
+            self._grads.update(kept)  # the very arrays gradient() returned
+        return self._grads
+
+
+class Walked(NamedTuple):
+    """What a backward pass produced: gradients by tensor id, the ids it could reach, whether it kept them all."""
+
+    grads: dict
+    reaches: set
+    complete: bool
 
 
 class Contribution(NamedTuple):
@@ -313,20 +339,23 @@ class GradientTape:
         targets = [target] if isinstance(target, Tensor) else [_as_target(t, what) for t in nest.flatten(target)]
         seeds = self._seeds(target, targets, output_gradients)
         self._warn_unseen(targets, flat_sources, what)
-        grads = self._backprop(seeds, flat_sources, on_step)
-        self._keep_backward(targets, flat_sources, grads)
+        walked = self._backprop(seeds, flat_sources, on_step)
+        self._keep_backward(targets, flat_sources, seeds, walked)
         self._release()
-        return flat_sources, grads
+        return flat_sources, walked.grads
 
-    def _keep_backward(self, targets, sources, grads):
-        if grads and isinstance(next(iter(grads.values())), Tensor):  # a recorded (higher-order) backward pass
+    def _keep_backward(self, targets, sources, seeds, walked):
+        """Keep what this backward pass saw for display (see :class:`Backward`)."""
+        grads = walked.grads
+        if walked.complete and grads and isinstance(next(iter(grads.values())), Tensor):  # a recorded pass
             grads = {k: to_numpy(v) for k, v in grads.items()}
         if self.persistent:  # it records on: keep copies
-            self.last_backward = Backward(list(self.entries), targets, sources, grads,
-                                          set(self._tracked), dict(self._stopped_from))
+            entries, reaches, tracked, stopped = (list(self.entries), set(walked.reaches), set(self._tracked),
+                                                  dict(self._stopped_from))
         else:  # a one-shot tape lets go of these right after (_release), so they need no copy
-            self.last_backward = Backward(self.entries, targets, sources, grads,
-                                          self._tracked.keys(), self._stopped_from)
+            entries, reaches, tracked, stopped = self.entries, walked.reaches, self._tracked.keys(), self._stopped_from
+        self.last_backward = Backward(entries, targets, sources, seeds, reaches, tracked, stopped, grads,
+                                      walked.complete)
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):
@@ -341,7 +370,7 @@ class GradientTape:
         for k in range(int(np.prod(shape, dtype=np.int64))):
             seed = np.zeros(int(np.prod(shape, dtype=np.int64)), target._value.dtype)
             seed[k] = 1
-            grads = self._backprop({id(target): (target, seed.reshape(shape))}, flat_sources)
+            grads = self._backprop({id(target): (target, seed.reshape(shape))}, flat_sources).grads
             rows.append([self._result(s, grads, unconnected) for s in flat_sources])
         self._release()
         result = []
@@ -381,7 +410,7 @@ class GradientTape:
         for k in range(per_example):  # seed element k of every example at once
             seed = np.zeros((batch, per_example), target._value.dtype)
             seed[:, k] = 1
-            grads = self._backprop({id(target): (target, seed.reshape(target.shape))}, [source])
+            grads = self._backprop({id(target): (target, seed.reshape(target.shape))}, [source]).grads
             rows.append(self._result(source, grads, unconnected))
         self._release()
         if any(r is None for r in rows):  # TF: a target that does not depend on the source gives zeros here
@@ -474,12 +503,12 @@ class GradientTape:
             )
         return seeds
 
-    @_SILENT_FP  # inf/nan flow on through the backward pass silently, as in TF (numpy would warn)
     def _backprop(self, seeds, sources, on_step=None):
-        """Walk the entries backwards from ``seeds`` ({id: (tensor, gradient)}); return {id: gradient}.
+        """The backward pass from ``seeds`` ({id: (tensor, gradient)}) to ``sources``: a :class:`Walked`.
 
-        Only entries on a path from a source to the target are visited. If another tape is
-        recording, the VJPs run as recorded tensor ops so that tape can differentiate them again.
+        Only entries on a path from a source to the target are visited. If another tape is recording, the
+        VJPs run as recorded tensor ops so that tape can differentiate them again (and every gradient is kept,
+        as the stepper keeps them); otherwise only the sources' gradients outlive the walk.
         """
         tracked = self._tracked
         reaches = {id(s) for s in sources if id(s) in tracked}  # ids of tensors that depend on a watched source
@@ -491,56 +520,15 @@ class GradientTape:
                     if id(x) in reaches:
                         reaches.add(id(e.output))
                         break
-        check = switches.check_numerics
         tapes = _state.tapes  # (usually none: gradient() is called after the `with` block)
-        outer = [t for t in tapes if t is not self and not t._paused] if tapes else None
-        B = recording.tensor_ops if outer else NUMPY
+        outer = any(t is not self and not t._paused for t in tapes) if tapes else False
+        keep = None if (outer or on_step) else {id(s) for s in sources}
         was_paused, self._paused = self._paused, True  # the backward pass is not part of this tape's recording
         try:
-            grads = {k: Tensor(g) if outer else g for k, (t, g) in seeds.items()}
-            for e in reversed(self.entries):
-                g = grads.get(id(e.output))
-                if g is None:  # nothing reached this op's output (its inputs need no gradient either)
-                    continue
-                values, out = (e.inputs, e.output) if outer else (e.values, e.output._value)
-                vjps, params = e.op.vjps, e.rule_params
-                contributions = [] if on_step is not None else None
-                for i, x in enumerate(e.inputs):
-                    key = id(x)
-                    if key not in reaches:
-                        continue
-                    rule = vjps[i]
-                    if rule is None:
-                        raise LookupError(
-                            spell(f"{e.op.name}: no gradient is defined for input {i}, but the gradient must flow "
-                                  "through it (it was computed from a watched tensor). Wrap that input in "
-                                  "tl.stop_gradient() if no gradient should flow there, or give the op a rule in "
-                                  "tapelab/primitives.py.")
-                        )
-                    try:
-                        c = rule(B, g, out, *values, **params)
-                        if c is None:  # (a custom gradient's grad_fn may send nothing to an input)
-                            continue
-                    except InvalidArgumentError as err:  # a recorded VJP op (higher order) produced NaN/Inf
-                        if err.phase != "forward":
-                            raise
-                        raise numerics.backward_error(self, e, i, g, None) from err
-                    if check and not np.isfinite(to_numpy(c)).all():
-                        raise numerics.backward_error(self, e, i, g, c)
-                    if c.shape != values[i].shape:
-                        raise AssertionError(
-                            f"{e.op.name}: the gradient rule for input {i} returned shape {tuple(c.shape)} "
-                            f"but the input has shape {tuple(x.shape)} (a bug in the rule)."
-                        )
-                    prev = grads.get(key)
-                    grads[key] = c if prev is None else prev + c
-                    if contributions is not None:
-                        contributions.append((i, c, grads[key]))
-                if contributions:
-                    on_step(e, g, contributions, grads)
+            grads = walk(self.entries, seeds, reaches, outer, on_step, keep, self)
         finally:
             self._paused = was_paused
-        return grads
+        return Walked(grads, reaches, complete=keep is None)
 
     def _result(self, source, grads, unconnected):
         g = grads.get(id(source))
@@ -587,6 +575,64 @@ class GradientTape:
         if recording.display.mimebundle is None:
             return {"text/plain": repr(self)}
         return recording.display.mimebundle(self, include, exclude)
+
+
+@_SILENT_FP  # inf/nan flow on through the backward pass silently, as in TF (numpy would warn)
+def walk(entries, seeds, reaches, outer=False, on_step=None, keep=None, tape=None):
+    """Play ``entries`` backwards from ``seeds`` ({id: (tensor, gradient)}): each op's VJP rules turn the gradient
+    at its output into one part for each input in ``reaches`` (the ids that depend on a source); the parts add
+    up per tensor. Returns {id: gradient}.
+
+    ``outer``: the rules run as recorded tensor ops (another tape differentiates this pass). ``keep``: a set of
+    ids; every other tensor's gradient is let go once the op that produced the tensor has used it (the pictures
+    replay the walk when they need them). ``tape``: the tape the entries are on, for error messages and the
+    check-numerics switch (a replay for display passes none: it already ran once).
+    """
+    check = tape is not None and switches.check_numerics
+    B = recording.tensor_ops if outer else NUMPY
+    grads = {k: Tensor(g) if outer else g for k, (t, g) in seeds.items()}
+    for e in reversed(entries):
+        k = id(e.output)  # (a tensor has one producer: after this op's rules, nothing reads its gradient again)
+        g = grads.get(k) if keep is None or k in keep else grads.pop(k, None)
+        if g is None:  # nothing reached this op's output (its inputs need no gradient either)
+            continue
+        values, out = (e.inputs, e.output) if outer else (e.values, e.output._value)
+        vjps, params = e.op.vjps, e.rule_params
+        contributions = [] if on_step is not None else None
+        for i, x in enumerate(e.inputs):
+            key = id(x)
+            if key not in reaches:
+                continue
+            rule = vjps[i]
+            if rule is None:
+                raise LookupError(
+                    spell(f"{e.op.name}: no gradient is defined for input {i}, but the gradient must flow "
+                          "through it (it was computed from a watched tensor). Wrap that input in "
+                          "tl.stop_gradient() if no gradient should flow there, or give the op a rule in "
+                          "tapelab/primitives.py.")
+                )
+            try:
+                c = rule(B, g, out, *values, **params)
+                if c is None:  # (a custom gradient's grad_fn may send nothing to an input)
+                    continue
+            except InvalidArgumentError as err:  # a recorded VJP op (higher order) produced NaN/Inf
+                if err.phase != "forward":
+                    raise
+                raise numerics.backward_error(tape, e, i, g, None) from err
+            if check and not np.isfinite(to_numpy(c)).all():
+                raise numerics.backward_error(tape, e, i, g, c)
+            if c.shape != values[i].shape:
+                raise AssertionError(
+                    f"{e.op.name}: the gradient rule for input {i} returned shape {tuple(c.shape)} "
+                    f"but the input has shape {tuple(x.shape)} (a bug in the rule)."
+                )
+            prev = grads.get(key)
+            grads[key] = c if prev is None else prev + c
+            if contributions is not None:
+                contributions.append((i, c, grads[key]))
+        if contributions:
+            on_step(e, g, contributions, grads)
+    return grads
 
 
 def _as_target(t, what):

@@ -52,6 +52,41 @@ def test_deleted_persistent_tape_frees_its_memory():
     assert after < 0.1 * MB, f"{after} bytes still held after deleting the tape"
 
 
+def test_gradient_lets_go_of_the_intermediate_gradients_and_the_pictures_replay_them():
+    x = tl.Variable(np.ones((512, 512), np.float32))  # each array is 1 MB
+    with tl.GradientTape() as tape:
+        y = x
+        for _ in range(8):
+            y = tl.tanh(y) * 1.5
+        loss = tl.reduce_sum(y)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        (grad,) = tape.gradient(loss, [x])
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    # the walk makes 16 gradients of 1 MB on the way; only the source's (returned) outlives it
+    assert held < 2.5 * MB, f"gradient() kept {held / MB:.1f} MB"
+
+    # a tape recorded the same way, walked by the stepper (which keeps every gradient), shows the same numbers
+    with tl.GradientTape() as again:
+        y = x
+        for _ in range(8):
+            y = tl.tanh(y) * 1.5
+        loss_again = tl.reduce_sum(y)
+    steps = again.backward_steps(loss_again, [x])
+    replayed = tape.last_backward.grads  # asked for by print(tape) and draw(tape): walked again
+    shown = steps[-1].totals
+    assert len(replayed) == len(shown) == 18  # loss, 16 intermediates, x
+    pairs = zip(tape.last_backward.entries, again.last_backward.entries)
+    for e, f in pairs:
+        np.testing.assert_array_equal(replayed[id(e.output)], shown[id(f.output)])
+    assert replayed[id(x)] is grad._value  # the very array gradient() returned
+    assert "tanh" in str(tape)
+
+
 def mnist_mlp_steps(steps, batch_size=16, on_step=None):
     """Train the lesson's 784-128-10 MLP (tapelab Dense layers, SGD) on the shipped MNIST sample."""
     (x_train, y_train), _ = tl.datasets.mnist.load_data(tl.datasets.mnist.SAMPLE, verbose=False)
