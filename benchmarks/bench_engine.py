@@ -113,7 +113,7 @@ def main():
     best = min((tiny_chain(ops) for _ in range(repeats)), key=sum)
     ref = min(numpy_tiny_chain(ops) for _ in range(repeats))
     print(f"tiny ops ({ops} x 2x2): forward {best[0]:.2f} us/op + backward {best[1]:.2f} us/op = "
-          f"{sum(best):.2f} us/op (target <= 4); bare numpy {ref:.2f} us/op")
+          f"{sum(best):.2f} us/op (target <= 3); bare numpy {ref:.2f} us/op")
 
 
 if __name__ == "__main__":
