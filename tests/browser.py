@@ -58,9 +58,10 @@ def _free_port():
 
 
 @contextlib.contextmanager
-def jupyterlab(notebooks, home):
+def jupyterlab(notebooks, home, env=None):
     """A JupyterLab server on ``notebooks`` with its own config, settings and runtime in ``home``; yields its URL
-    with the token. Every cell is attached to the page (no windowing), so tests can look at any output."""
+    with the token. Every cell is attached to the page (no windowing), so tests can look at any output. ``env``:
+    environment variables to change for the server and its kernels."""
     port, token = _free_port(), secrets.token_hex(16)
     for extension, name, value in (("notebook-extension", "tracker", {"windowingMode": "none"}),
                                    ("apputils-extension", "notification", {"fetchNews": "false"})):  # no news toast
@@ -69,7 +70,8 @@ def jupyterlab(notebooks, home):
         (settings / f"{name}.jupyterlab-settings").write_text(json.dumps(value))
     # a data dir of its own holds a new notebook-signing secret: the lessons open untrusted, as for a new learner
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_RUNTIME_DIR=str(home / "runtime"),
-               JUPYTER_DATA_DIR=str(home / "data"), IPYTHONDIR=str(home / "ipython"), JUPYTER_PLATFORM_DIRS="1")
+               JUPYTER_DATA_DIR=str(home / "data"), IPYTHONDIR=str(home / "ipython"), JUPYTER_PLATFORM_DIRS="1",
+               **(env or {}))
     cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
            "--port-retries=0", f"--IdentityProvider.token={token}", f"--notebook-dir={notebooks}",
            "--LabApp.expose_app_in_browser=True", f"--LabApp.workspaces_dir={home / 'workspaces'}",

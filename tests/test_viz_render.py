@@ -167,3 +167,73 @@ def test_what_jupyter_shows_of_a_long_tape_is_scaled_to_a_cell():
     shown = base64.b64decode(bundle["image/png"])
     height = lambda png: int.from_bytes(png[20:24], "big")  # noqa: E731 - the PNG header's height field
     assert height(shown) / 1.5 <= 40 * 96 + 1 < height(drawing.png())  # capped at 40 inches tall on screen
+
+
+# --- Graphviz in the browser (viz.js), where the kernel has none: the kernel's side ------------------------------
+# (the page's side, in JupyterLab and Chromium, is tests/test_browser_render.py)
+
+BROWSER_KERNEL_CELL = """
+import tapelab as tl
+x = tl.Variable(2.0, name="x")
+with tl.GradientTape() as tape:
+    y = x * x
+drawing = tl.viz.draw(tape)
+print(type(drawing).__name__, drawing.source.startswith("digraph"))
+display(drawing)
+tape
+"""
+
+
+def test_a_kernel_without_graphviz_draws_in_the_browser(monkeypatch, tmp_path):
+    """A real kernel with no dot on PATH and TAPELAB_DOT=browser: draw() gives the browser drawing, and both it and
+    the tape's own display show as widgets (the page lays them out), the tape with its listing as the text."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("anywidget")
+    monkeypatch.setenv("TAPELAB_DOT", "browser")
+    monkeypatch.setenv("PATH", os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep)
+                                               if not os.path.exists(os.path.join(d, "dot"))))
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell(BROWSER_KERNEL_CELL))
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+                            ).execute()
+    outputs = nb.cells[0].outputs
+    assert [o.text for o in outputs if o.output_type == "stream"] == ["BrowserDrawing True\n"]
+    shown = [o.data for o in outputs if o.output_type in ("display_data", "execute_result")]
+    assert len(shown) == 2 and all("application/vnd.jupyter.widget-view+json" in d for d in shown)
+    assert "GradientTape: 1 op" in shown[1]["text/plain"]  # the tape's listing, for plain front ends
+
+
+def test_outside_a_notebook_no_graphviz_is_still_an_error(monkeypatch):
+    monkeypatch.setenv("TAPELAB_DOT", "browser")
+    tape, *_ = seed_000()
+    with pytest.raises(GraphvizNotFound, match="TAPELAB_DOT=browser"):
+        draw(tape)  # a script has no browser to draw in
+    assert "GradientTape" in str(tape)  # and printing the tape still works
+
+
+def test_browser_drawing_refuses_a_tape_too_big_to_lay_out_and_saves_only_what_it_has(tmp_path):
+    pytest.importorskip("anywidget")
+    from tapelab.viz.browser import MAX_NODES, BrowserDrawing
+
+    w = tl.Variable(1.0, name="w")
+    with tl.GradientTape() as tape:
+        v = w
+        for _ in range(5000):
+            v = tl.tanh(v * 0.5)  # 10,000 entries
+    assert BrowserDrawing(tl.viz.to_dot(tape)).source.count("op_") > 100  # the default cap: 100 ops drawn
+    with pytest.raises(ValueError, match=f"too many to lay out in the browser .* past {MAX_NODES:,}.*max_ops"):
+        BrowserDrawing(tl.viz.to_dot(tape, max_ops=None))
+    drawing = BrowserDrawing(tl.viz.to_dot(tape))
+    with pytest.raises(RuntimeError, match="has not drawn this picture yet.*Show it first"):
+        drawing.save(tmp_path / "tape.svg")
+    with pytest.raises(ValueError, match="saves as .svg or .dot.*PNG needs Graphviz in the kernel"):
+        drawing.save(tmp_path / "tape.png")
+    assert drawing.save(tmp_path / "tape.dot").read_text().startswith("digraph")
+
+
+def test_the_shipped_viz_js_is_the_pinned_npm_file():
+    result = subprocess.run([sys.executable, "scripts/fetch_vizjs.py", "--check"], capture_output=True, text=True,
+                            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "sha256 matches" in result.stdout

@@ -1,6 +1,6 @@
 // The stepper's picture in the browser: Graphviz's SVG, laid out once in Python, restyled here at every step.
 //
-// Traits (tapelab/viz/graphview.py): svg (once), schedules (once: per mode, when each edge and node changes),
+// Traits (tapelab/viz/graphview.py): svg (once; or dot, laid out here by viz.js when the kernel has no Graphviz), schedules (once: per mode, when each edge and node changes),
 // position and mode (every step; linked to the slider and the mode buttons in the browser, so a step costs
 // no Graphviz run and no round trip). The view keeps the current op, its edges and its output in sight,
 // scrolling only when they are not already visible, and a click on a node jumps to that node's step.
@@ -34,6 +34,11 @@ function render({ model, el }) {
   let nodes = new Map(), edges = new Map();
 
   function load() {
+    if (!model.get("svg") && model.get("dot")) { // no Graphviz in the kernel: laid out here (vizloader.js)
+      drawDot(model, model.get("dot")).then((drawn) => { model.set("svg", drawn); model.save_changes(); },
+        (e) => showDrawError(box, e));
+      return;
+    }
     box.innerHTML = model.get("svg");
     svg = box.querySelector("svg");
     nodes = new Map(); edges = new Map();

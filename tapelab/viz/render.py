@@ -1,14 +1,18 @@
 """Render the DOT text with Graphviz: the ``graphviz`` package, imported only when drawing.
 
-Which ``dot`` runs: the system Graphviz (``dot`` on PATH) when there is one; otherwise the
+Which Graphviz draws: the system Graphviz (``dot`` on PATH) when there is one; otherwise the
 ``graphviz-pure`` wheel's static program (on PATH, or beside this Python, as in a venv that is not
-activated); otherwise :class:`GraphvizNotFound` explains how to get one. ``print(tape)`` always works.
+activated); otherwise, in Jupyter, Graphviz in the browser (viz.js, :mod:`tapelab.viz.browser`);
+otherwise :class:`GraphvizNotFound` explains how to get one. ``print(tape)`` always works.
+The environment variable ``TAPELAB_DOT`` gives the default choice: ``system``, ``graphviz-pure``, a path,
+or ``browser`` (always draw in the browser, as where no program can run).
 """
 
 import base64
 import os
 import pathlib
 import shutil
+import sys
 import sysconfig
 import threading
 
@@ -36,14 +40,19 @@ def _scripts_dir():
 def find_dot(prefer=None, path=None):
     """The Graphviz program to run, as ``(kind, path)`` with kind ``"system"`` or ``"graphviz-pure"``.
 
-    ``prefer``: ``None`` (the system ``dot``, else ``graphviz-pure``), ``"system"``, ``"graphviz-pure"``,
-    or the path of a ``dot``-compatible program. ``path`` is the search path (default: ``$PATH``, then
+    ``prefer``: ``None`` (``$TAPELAB_DOT``, else the system ``dot``, else ``graphviz-pure``), ``"system"``,
+    ``"graphviz-pure"``, or the path of a ``dot``-compatible program; ``"browser"`` finds none. ``path`` is
+    the search path (default: ``$PATH``, then
     the directory of this Python's scripts, where ``pip install graphviz-pure`` puts the program).
 
     >>> kind, exe = find_dot()
     >>> kind in ("system", "graphviz-pure")
     True
     """
+    prefer = prefer or os.environ.get("TAPELAB_DOT") or None
+    if prefer == "browser":
+        raise GraphvizNotFound("Graphviz in the kernel is switched off (TAPELAB_DOT=browser): pictures are drawn "
+                               "in the browser.")
     if prefer not in (None, "system", "graphviz-pure"):
         exe = pathlib.Path(prefer)
         if not (exe.is_file() and os.access(exe, os.X_OK)):
@@ -154,12 +163,35 @@ def fit_width(svg):
     return svg.replace("<svg ", '<svg style="max-width: 100%; height: auto" ', 1)
 
 
+def drawing(source, dot=None):
+    """DOT text as a picture for Jupyter: drawn by Graphviz in the kernel (a :class:`Drawing`), else, in a notebook
+    whose kernel has none (or with ``dot="browser"``), by Graphviz in the browser
+    (a :class:`tapelab.viz.browser.BrowserDrawing`)."""
+    try:
+        return Drawing(source, dot=dot)
+    except GraphvizNotFound as missing:
+        if not in_notebook():  # a script or a terminal: no browser to draw in
+            raise
+        try:
+            from tapelab.viz.browser import BrowserDrawing
+        except ImportError:  # no anywidget (or ipywidgets): nowhere to draw
+            raise missing from None
+        return BrowserDrawing(source)
+
+
+def in_notebook():
+    """Whether this runs in a Jupyter kernel (JupyterLab, Notebook, JupyterLite), whose front end can draw."""
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    return shell is not None and type(shell).__name__ != "TerminalInteractiveShell"
+
+
 def draw(tape, target=None, sources=None, *, dot=None, **options):
-    """Draw the tape with Graphviz; the result shows inline in Jupyter and can ``.save()`` SVG or PNG.
+    """Draw the tape with Graphviz; the result shows inline in Jupyter and can ``.save()`` SVG (or PNG).
 
     Takes the same options as :func:`tapelab.viz.to_dot` (``detail``, ``highlight``, ``collapse``,
-    ``expand``, ``max_ops``, ...). ``dot`` picks the Graphviz program: ``None`` (the system ``dot``,
-    else ``graphviz-pure``), ``"system"``, ``"graphviz-pure"`` or a path.
+    ``expand``, ``max_ops``, ...). ``dot`` picks the Graphviz: ``None`` (``$TAPELAB_DOT``, else the system
+    ``dot``, else ``graphviz-pure``, else Graphviz in the browser), ``"system"``, ``"graphviz-pure"``, a path,
+    or ``"browser"``.
 
     >>> x = tl.Variable(3.0, name="x")
     >>> with tl.GradientTape() as tape:
@@ -167,18 +199,21 @@ def draw(tape, target=None, sources=None, *, dot=None, **options):
     >>> drawing = draw(tape)              # in a notebook, the last line of a cell shows the picture
     >>> drawing.save("tape.svg")          # doctest: +SKIP
     """
-    return Drawing(to_dot(tape, target, sources, **options), dot=dot)
+    return drawing(to_dot(tape, target, sources, **options), dot=dot)
 
 
 def tape_mimebundle(tape, include=None, exclude=None):
-    """The tape's rich display: its picture as PNG and its listing as text (the listing alone without Graphviz)."""
+    """The tape's rich display: its picture (PNG, or drawn in the browser) and its listing as text (the listing
+    alone where nothing can draw)."""
     from tapelab.viz.text import format_tape
 
     bundle = {"text/plain": format_tape(tape)}
     if (include is not None and "image/png" not in include) or (exclude and "image/png" in exclude):
         return bundle
     try:
-        (data, metadata) = draw(tape)._repr_mimebundle_()
-    except RuntimeError:  # no Graphviz (GraphvizNotFound), or a dot that fails: the listing is shown instead
+        picture = draw(tape)
+    except (RuntimeError, ValueError):  # no Graphviz anywhere, a dot that fails, a tape too big for the browser
         return bundle
-    return {**bundle, "image/png": data["image/png"]}, metadata
+    shown = picture._repr_mimebundle_()
+    data, metadata = shown if isinstance(shown, tuple) else (shown, {})
+    return {**data, **bundle}, metadata

@@ -30,21 +30,28 @@ def _ipywidgets():
 
 def _picture(widgets, walk, mode):
     """The picture's widget: the anywidget ``GraphView`` (one layout, restyled in the browser), else ``FramesView``."""
-    from tapelab.viz.render import render_dot
+    from tapelab.viz.render import GraphvizNotFound, render_dot
 
+    dot = ""  # the DOT for the browser to lay out, when the kernel has no Graphviz
     try:
         svg = render_dot(walk.dot, "svg").decode("utf-8")
-    except Exception as e:  # no Graphviz (GraphvizNotFound) or a failing dot: the text still teaches
-        svg = (f'<pre style="color: #6b7280">(no graph: {html.escape(f"{type(e).__name__}: {e}")})\n\n'
-               f"{html.escape(walk.dot)}</pre>")
-    width = _natural_width_px(svg) * LEGIBLE_ZOOM  # a wide picture takes the whole row; the panel goes below
+    except GraphvizNotFound as e:
+        svg, dot = _no_graph(e, walk.dot), walk.dot
+    except Exception as e:  # a failing dot: the text still teaches
+        svg = _no_graph(e, walk.dot)
+    width = _natural_width_px(svg) * LEGIBLE_ZOOM if not dot else 520  # a wide picture takes the whole row
     layout = widgets.Layout(flex=f"1 1 {max(360, min(width, 900)):.0f}px", min_width="300px", margin="0 16px 0 0")
     try:
         from tapelab.viz.graphview import GraphView
     except ImportError:  # no anywidget: the Python-only picture
         return _frames_view(widgets)(walk, mode=mode, layout=layout)
-    return GraphView(svg=svg, schedules={m: s._asdict() for m, s in walk.schedules.items()}, mode=mode,
-                     layout=layout)
+    return GraphView(svg="" if dot else svg, dot=dot, schedules={m: s._asdict() for m, s in walk.schedules.items()},
+                     mode=mode, layout=layout)
+
+
+def _no_graph(error, dot):
+    return (f'<pre style="color: #6b7280">(no graph: {html.escape(f"{type(error).__name__}: {error}")})\n\n'
+            f"{html.escape(dot)}</pre>")
 
 
 def _frames_view(widgets):
@@ -243,11 +250,12 @@ class BackwardStepper:
 
     # --- pictures and text ---------------------------------------------------------------------------------
     def frame(self, position=None, mode=None):
-        """One step as a still picture (a :class:`tapelab.viz.Drawing`: shows inline, ``.save("step.png")``)."""
-        from tapelab.viz.render import Drawing
+        """One step as a still picture (a :class:`tapelab.viz.Drawing`: shows inline,
+        ``.save("step.png")``; drawn in the browser where the kernel has no Graphviz)."""
+        from tapelab.viz.render import drawing
 
         mode = mode or self.mode
-        return Drawing(frame_dot(self.walk, self.position if position is None else position, mode))
+        return drawing(frame_dot(self.walk, self.position if position is None else position, mode))
 
     def text(self, position=None, mode=None):
         """One step written out as text (default: the step on screen)."""
