@@ -18,6 +18,7 @@ matplotlib and tqdm are imported only when a plot or bar is made.
 
 import io
 import math
+import sys
 import time
 from pathlib import Path
 
@@ -178,6 +179,8 @@ class progress:
     def __init__(self, iterable=None, desc=None, total=None, leave=True, **tqdm_kwargs):
         from tqdm.auto import tqdm
 
+        if sys.platform == "emscripten":  # Pyodide (JupyterLite) starts no threads: no monitor thread, no warning
+            tqdm.monitor_interval = 0
         if total is None and iterable is not None and hasattr(iterable, "__len__"):
             total = len(iterable)
         widget = _is_notebook_tqdm(tqdm)

@@ -105,8 +105,9 @@ def test_draw_and_the_tape_display_lay_out_in_the_browser(lab):
         assert "x (Variable)" in titles and any("matmul" in t for t in titles), titles
         assert cells[1]["svg"], cells[1]  # the tape's own display: its picture, drawn here too
         # the SVG went back to the kernel: it can be saved
-        said = run_in_kernel(page, "print('<svg' in drawing.svg, drawing.error == '', 'matmul' in drawing.svg)")
-        assert said.split() == ["True", "True", "True"], said
+        said = run_in_kernel(page, "print('<svg' in drawing.svg, drawing.error == '', 'matmul' in drawing.svg, "
+                                   "tl.viz.browser.DrawsInBrowser.vizjs_sent)")
+        assert said.split() == ["True", "True", "True", "1"], said  # (and viz.js came once, for three pictures)
         # a DOT syntax error: Graphviz's own message, in the cell
         error = page.locator(".tapelab-draw-error").first.inner_text()
         assert "Could not draw the tape in the browser" in error and "syntax error" in error, error

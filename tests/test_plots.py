@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -129,3 +130,16 @@ def test_docstring_examples_run(monkeypatch, tmp_path):
     result = doctest.testmod(tl.plots, extraglobs={"tl": tl, "np": np})
     assert result.attempted > 0 and result.failed == 0
     assert (tmp_path / "curve.png").read_bytes().startswith(PNG_MAGIC)
+
+
+def test_progress_bars_start_no_thread_in_pyodide(monkeypatch, recwarn):
+    """Pyodide (JupyterLite) cannot start threads; tqdm's monitor thread would warn on every first bar."""
+    auto = pytest.importorskip("tqdm.auto")
+    monkeypatch.setattr(auto.tqdm, "monitor_interval", 10)
+    monkeypatch.setattr("sys.platform", "emscripten")
+    threads = threading.active_count()
+    bar = tl.plots.progress(range(3), desc="steps")
+    for _ in bar:
+        pass
+    assert auto.tqdm.monitor_interval == 0 and threading.active_count() == threads
+    assert not [w for w in recwarn if "monitor" in str(w.message)]

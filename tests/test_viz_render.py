@@ -221,7 +221,7 @@ def test_browser_drawing_refuses_a_tape_too_big_to_lay_out_and_saves_only_what_i
         v = w
         for _ in range(5000):
             v = tl.tanh(v * 0.5)  # 10,000 entries
-    assert BrowserDrawing(tl.viz.to_dot(tape)).source.count("op_") > 100  # the default cap: 100 ops drawn
+    assert BrowserDrawing(tl.viz.to_dot(tape)).source.count("op_") > 100  # the default cap: 100 ops drawn (and "more")
     with pytest.raises(ValueError, match=f"too many to lay out in the browser .* past {MAX_NODES:,}.*max_ops"):
         BrowserDrawing(tl.viz.to_dot(tape, max_ops=None))
     drawing = BrowserDrawing(tl.viz.to_dot(tape))
@@ -237,3 +237,10 @@ def test_the_shipped_viz_js_is_the_pinned_npm_file():
                             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "sha256 matches" in result.stdout
+
+
+def test_outside_pyodide_the_worker_renderer_stays_out_of_the_way():
+    from tapelab.viz import worker
+
+    assert not worker.available()  # (tests/test_lite.py runs it inside Pyodide)
+    assert render.render_dot("digraph { a -> b }", "svg").startswith(b"<?xml")  # a Graphviz program drew it

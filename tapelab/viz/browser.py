@@ -14,14 +14,19 @@ import re
 import anywidget
 import traitlets
 
+from tapelab.viz.render import VIZJS
+
 HERE = pathlib.Path(__file__).parent
-VIZJS = HERE / "vizjs" / "viz.js"
-MAX_NODES = 3000  # more than this many nodes is minutes of layout in the browser, or more memory than it gives
+# past this many nodes the page would sit blank for many seconds: viz.js lays out 7,500 nodes in 1.6 s, 15,000 in
+# 11 s, 25,000 in 35 s (benchmarks/bench_viz_browser.py)
+MAX_NODES = 10_000
 _NODE = re.compile(r'^\s*"[^"]*" \[', re.M)  # a node statement of DOT text (an edge's line has "a" -> "b")
 
 
 class DrawsInBrowser(anywidget.AnyWidget):
     """A widget whose front end may lay out DOT with viz.js: it answers the page's one request for the library."""
+
+    vizjs_sent = 0  # how many times this kernel has sent viz.js to a page (once per page that drew here)
 
     @staticmethod
     def module(name):
@@ -37,6 +42,7 @@ class DrawsInBrowser(anywidget.AnyWidget):
             return
         try:
             self.send({"vizjs": VIZJS.read_text(encoding="utf-8")})
+            DrawsInBrowser.vizjs_sent += 1
         except OSError as e:  # an installation without the file: the picture says so
             self.send({"vizjs": "", "error": f"{VIZJS} could not be read ({e}); reinstall tapelab"})
 
@@ -57,7 +63,7 @@ class BrowserDrawing(DrawsInBrowser):
         if nodes > MAX_NODES:
             raise ValueError(
                 f"draw: this picture has about {nodes:,} nodes, too many to lay out in the browser (Graphviz there "
-                f"stops or takes minutes past {MAX_NODES:,}). Draw fewer ops: draw(tape, max_ops=100) shows the "
+                f"takes many seconds past {MAX_NODES:,}). Draw fewer ops: draw(tape, max_ops=100) shows the "
                 "first 100 (the default), collapse='all' folds each name scope into one box; or install Graphviz "
                 "for the kernel (apt-get install graphviz, or pip install graphviz-pure). print(tape) lists every op."
             )

@@ -134,6 +134,7 @@ class DotGraph:
     def __init__(self, data, detail="values", collapse=None, expand=(), max_ops=MAX_OPS):
         self.data, self.detail = data, detail
         collapse = len(data.ops) > COLLAPSE_OVER if collapse is None else collapse
+        expand = [expand] if isinstance(expand, str) else expand  # one scope's name
         _check_scope_names(data, "expand", expand)
         if not isinstance(collapse, bool):
             _check_scope_names(data, "collapse", [collapse] if isinstance(collapse, str) else collapse)
@@ -430,8 +431,15 @@ def _check_scope_names(data, what, names):
         known.update(part + "/" for part in parts)
     unknown = [n for n in names if (n if n.endswith("/") else n + "/") not in known]
     if unknown:
-        scopes = ", ".join(sorted({op.scope for op in data.ops if op.scope})) or "none"
-        raise ValueError(f"to_dot: {what}={unknown!r} names no name scope on this tape; its scopes are {scopes}.")
+        scopes = sorted({op.scope for op in data.ops if op.scope})
+        listed = ", ".join(scopes[:SCOPES_LISTED]) or "none"
+        more = f" and {len(scopes) - SCOPES_LISTED:,} more (tape.entries[k].scope names each)" if len(
+            scopes) > SCOPES_LISTED else ""
+        raise ValueError(f"to_dot: {what}={unknown!r} names no name scope on this tape; its scopes are "
+                         f"{listed}{more}.")
+
+
+SCOPES_LISTED = 12  # an error that lists a 500-layer tape's scopes is a wall of text
 
 
 def _collapser(collapse, expand):

@@ -16,8 +16,10 @@ import sys
 import sysconfig
 import threading
 
+from tapelab.viz import worker
 from tapelab.viz.dot import to_dot
 
+VIZJS = pathlib.Path(__file__).parent / "vizjs" / "viz.js"  # Graphviz in WebAssembly (scripts/fetch_vizjs.py)
 _lock = threading.Lock()  # the graphviz package keeps its executable in a module global
 
 
@@ -86,7 +88,10 @@ def _graphviz():
 
 
 def render_dot(source, format="svg", dot=None):
-    """Run Graphviz on DOT text; returns the output bytes (``format``: ``"svg"``, ``"png"``, ...)."""
+    """Run Graphviz on DOT text; returns the output bytes (``format``: ``"svg"``, ``"png"``, ...). In Pyodide,
+    where no program runs, viz.js lays out SVG inside the kernel (:mod:`tapelab.viz.worker`)."""
+    if dot is None and format == "svg" and worker.available():
+        return worker.render(source, VIZJS.read_text(encoding="utf-8")).encode("utf-8")
     graphviz = _graphviz()
     from graphviz.backend import dot_command
 
@@ -117,11 +122,17 @@ class Drawing:
 
     def __init__(self, source, dot=None):
         self.source = source
-        self.dot = find_dot(dot)
-        self.svg = fit_width(render_dot(source, "svg", self.dot[1]).decode("utf-8"))
+        if dot is None and worker.available():  # Pyodide: Graphviz inside the kernel, SVG only
+            self.dot = ("viz.js", "the kernel's own worker")
+            self.svg = fit_width(render_dot(source, "svg").decode("utf-8"))
+        else:
+            self.dot = find_dot(dot)
+            self.svg = fit_width(render_dot(source, "svg", self.dot[1]).decode("utf-8"))
         self._shown = None  # the PNG and its width, made on the first display
 
     def _repr_mimebundle_(self, include=None, exclude=None):
+        if self.dot[0] == "viz.js":  # no PNG without a Graphviz program
+            return {"image/svg+xml": self.svg, "text/plain": repr(self)}
         if self._shown is None:
             self._shown = cell_png(self.source, self.dot[1])
         png, width = self._shown
