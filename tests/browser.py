@@ -32,16 +32,29 @@ KERNEL_IDLE = """() => {
 }"""
 
 
-def missing():
-    """Why the browser tests cannot run here, or None."""
+def missing(*more):
+    """Why the browser tests cannot run here, or None; ``more``: further ``(module, extra)`` a test needs."""
     if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
         return f"no Chromium at {CHROMIUM}: apt-get install chromium (or set TAPELAB_CHROMIUM)"
-    for module, extra in (("playwright", "test"), ("jupyterlab", "lab"), ("ipywidgets", "lab"), ("anywidget", "lab")):
+    for module, extra in (("playwright", "test"), ("jupyterlab", "lab"), ("ipywidgets", "lab"), ("anywidget", "lab"),
+                          *more):
         try:
             __import__(module)
         except ImportError:
             return f"{module} is not installed: pip install 'tapelab[{extra}]' (never `playwright install`)"
     return None
+
+
+def require(*more):
+    """Skip the calling test where the browser tests cannot run; under CI (the variable CI set), fail instead, so
+    CI cannot pass without them. ``more`` as for :func:`missing`."""
+    import pytest
+
+    reason = missing(*more)
+    if reason:
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason} (CI is set, so the browser tests must run)")
+        pytest.skip(reason)
 
 
 def write_notebook(path, cells):

@@ -46,11 +46,7 @@ def no_dot_path():
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    reason = browser.missing()
-    if reason:
-        if os.environ.get("CI"):
-            pytest.fail(f"{reason} (CI is set, so the browser tests must run)")
-        pytest.skip(reason)
+    browser.require()
     home = tmp_path_factory.mktemp("lab-no-dot")
     notebooks = home / "notebooks"
     notebooks.mkdir()
@@ -152,9 +148,7 @@ def test_viz_js_that_cannot_load_says_so_in_the_cell(lab):
 def test_viz_js_and_graphviz_pure_draw_the_same_svg(tmp_path):
     """The lessons' tapes laid out by viz.js in Chromium and by graphviz-pure in the kernel: the same SVG, apart
     from the comment naming the program."""
-    reason = browser.missing()
-    if reason:
-        pytest.skip(reason)
+    browser.require()
     import tapelab as tl
     from tapelab.viz.render import find_dot, render_dot
 

@@ -13,7 +13,6 @@ Pyodide's CDN, which this machine cannot reach (a published site loads them in t
 import functools
 import http.server
 import json
-import os
 import threading
 import urllib.parse
 
@@ -44,13 +43,7 @@ print("tapelab", md.version("tapelab"), "on", sys.platform, "- viz.js drew", svg
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    reason = browser.missing()
-    if reason:
-        if os.environ.get("CI"):
-            pytest.fail(f"{reason} (CI is set, so the browser tests must run)")
-        pytest.skip(reason)
-    pytest.importorskip("jupyterlite_core")
-    pytest.importorskip("jupyterlite_pyodide_kernel")
+    browser.require(("jupyterlite_core", "test"), ("jupyterlite_pyodide_kernel", "test"))
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("build_lite", browser.ROOT / "scripts" / "build_lite.py")

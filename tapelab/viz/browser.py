@@ -17,8 +17,7 @@ import traitlets
 from tapelab.viz.render import VIZJS
 
 HERE = pathlib.Path(__file__).parent
-# past this many nodes the page would sit blank for many seconds: viz.js lays out 7,500 nodes in 1.6 s, 15,000 in
-# 11 s, 25,000 in 35 s (benchmarks/bench_viz_browser.py)
+# past this many nodes viz.js would keep the page blank for many seconds (measured: benchmarks/README.md)
 MAX_NODES = 10_000
 _NODE = re.compile(r'^\s*"[^"]*" \[', re.M)  # a node statement of DOT text (an edge's line has "a" -> "b")
 
@@ -64,7 +63,7 @@ class BrowserDrawing(DrawsInBrowser):
             raise ValueError(
                 f"draw: this picture has about {nodes:,} nodes, too many to lay out in the browser (Graphviz there "
                 f"takes many seconds past {MAX_NODES:,}). Draw fewer ops: draw(tape, max_ops=100) shows the "
-                "first 100 (the default), collapse='all' folds each name scope into one box; or install Graphviz "
+                "first 100 (the default), collapse=True folds each name scope into one box; or install Graphviz "
                 "for the kernel (apt-get install graphviz, or pip install graphviz-pure). print(tape) lists every op."
             )
         super().__init__(source=source)

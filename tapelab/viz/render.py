@@ -44,8 +44,8 @@ def find_dot(prefer=None, path=None):
 
     ``prefer``: ``None`` (``$TAPELAB_DOT``, else the system ``dot``, else ``graphviz-pure``), ``"system"``,
     ``"graphviz-pure"``, or the path of a ``dot``-compatible program; ``"browser"`` finds none. ``path`` is
-    the search path (default: ``$PATH``, then
-    the directory of this Python's scripts, where ``pip install graphviz-pure`` puts the program).
+    the search path (default: ``$PATH``, then the directory of this Python's scripts, where
+    ``pip install graphviz-pure`` puts the program).
 
     >>> kind, exe = find_dot()
     >>> kind in ("system", "graphviz-pure")
@@ -122,12 +122,9 @@ class Drawing:
 
     def __init__(self, source, dot=None):
         self.source = source
-        if dot is None and worker.available():  # Pyodide: Graphviz inside the kernel, SVG only
-            self.dot = ("viz.js", "the kernel's own worker")
-            self.svg = fit_width(render_dot(source, "svg").decode("utf-8"))
-        else:
-            self.dot = find_dot(dot)
-            self.svg = fit_width(render_dot(source, "svg", self.dot[1]).decode("utf-8"))
+        in_pyodide = dot is None and worker.available()  # Graphviz inside the kernel (viz.js): SVG only
+        self.dot = ("viz.js", "the kernel's own worker") if in_pyodide else find_dot(dot)
+        self.svg = fit_width(render_dot(source, "svg", None if in_pyodide else self.dot[1]).decode("utf-8"))
         self._shown = None  # the PNG and its width, made on the first display
 
     def _repr_mimebundle_(self, include=None, exclude=None):
@@ -144,6 +141,8 @@ class Drawing:
 
     def png(self):
         """The picture as PNG bytes, at its natural size."""
+        if self.dot[0] == "viz.js":
+            raise GraphvizNotFound("png: viz.js draws SVG only; a PNG needs a Graphviz program. Save .svg instead.")
         return render_dot(self.source, "png", self.dot[1])
 
     def save(self, filename):
