@@ -2,7 +2,8 @@
 
 The lessons' stored outputs were made with the shipped 10,000-digit MNIST sample. A developer who
 downloaded the full set would get other numbers, so tests (and the notebook kernels they start,
-which inherit this environment) never look in the user's cache.
+which inherit this environment) never look in the user's cache. Likewise a developer's TAPELAB_DOT (which
+Graphviz draws) is not the tests': those that need one set it themselves.
 """
 
 import atexit
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 
 os.environ.pop("TAPELAB_MNIST", None)
+os.environ.pop("TAPELAB_DOT", None)
 os.environ["TAPELAB_DATA_DIR"] = _data_dir = tempfile.mkdtemp(prefix="tapelab-test-data-")
 atexit.register(shutil.rmtree, _data_dir, ignore_errors=True)  # gone when pytest exits
 

@@ -18,6 +18,7 @@ Pyodide site does, and CI (offline) cannot run a lesson in it.
 
 import argparse
 import hashlib
+import importlib.metadata
 import json
 import re
 import shutil
@@ -59,9 +60,8 @@ def pyodide_core(static):
 def pypi_wheel(name, version, into):
     """The pure-Python wheel ``name==version`` for Pyodide's Python, from PyPI."""
     with tempfile.TemporaryDirectory() as tmp:
-        spec = name if version is None else f"{name}=={version}"
-        run(sys.executable, "-m", "pip", "download", spec, "--no-deps", "--only-binary=:all:", "--platform", "any",
-            "--python-version", PYTHON, "--implementation", "py", "-d", tmp, "-q")
+        run(sys.executable, "-m", "pip", "download", f"{name}=={version}", "--no-deps", "--only-binary=:all:",
+            "--platform", "any", "--python-version", PYTHON, "--implementation", "py", "-d", tmp, "-q")
         (wheel,) = Path(tmp).glob("*.whl")
         return Path(shutil.copy(wheel, into))
 
@@ -103,9 +103,11 @@ def lock_for_site(static):
 
 
 def site_wheels(into):
+    """tapelab's wheel, and the packages Pyodide lacks at the versions installed here: the site's JupyterLab front
+    end (its widget extensions) comes from this environment, so the kernel's side must match it."""
     run(sys.executable, "-m", "pip", "wheel", ROOT, "--no-deps", "-q", "-w", into)
     for name in NOT_IN_PYODIDE:
-        pypi_wheel(name, None, into)
+        pypi_wheel(name, importlib.metadata.version(name), into)
     return sorted(into.glob("*.whl"))
 
 

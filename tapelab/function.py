@@ -336,9 +336,9 @@ class Graph:
     def _repr_mimebundle_(self, include=None, exclude=None):
         if recording.display.mimebundle is None:
             return {"text/plain": repr(self)}
-        bundle = recording.display.mimebundle(self, include, exclude)
-        bundle["text/plain"] = str(self)
-        return bundle
+        shown = recording.display.mimebundle(self, include, exclude)  # (data, metadata) when it has a picture
+        data, metadata = shown if isinstance(shown, tuple) else (shown, {})
+        return {**data, "text/plain": str(self)}, metadata
 
 
 def _parameter_names(fn, args, kwargs, placeholders):

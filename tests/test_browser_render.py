@@ -52,6 +52,8 @@ def lab(tmp_path_factory):
     notebooks.mkdir()
     browser.write_notebook(notebooks / "draw.ipynb", [DRAW, LISTING, BAD_DOT, LONG, TOO_LONG])
     browser.write_notebook(notebooks / "seed.ipynb", [SEED])
+    browser.write_notebook(notebooks / "busy.ipynb", [DRAW, "import time\ntime.sleep(15)  # the kernel is busy",
+                                                      "tl.viz.draw(tape)"])
     browser.write_notebook(notebooks / "broken.ipynb", [
         "import pathlib, tapelab as tl, tapelab.viz.browser\n"
         "tl.viz.browser.VIZJS = pathlib.Path('/nonexistent/viz.js')  # as if the file were missing\n"
@@ -92,8 +94,8 @@ def test_draw_and_the_tape_display_lay_out_in_the_browser(lab):
     with browser.chromium() as page:
         browser.open_notebook(page, url, token, "draw.ipynb", run=True)
         page.wait_for_selector(".tapelab-drawing svg g.node >> nth=0")
-        page.wait_for_function(
-            "() => document.querySelectorAll('.tapelab-drawing svg, .tapelab-draw-error').length >= 3", timeout=60_000)
+        page.wait_for_function(  # the drawing, the tape's display, the 10,000-entry tape's first 100 ops, the error
+            "() => document.querySelectorAll('.tapelab-drawing svg, .tapelab-draw-error').length >= 4", timeout=60_000)
         cells = outputs(page)
         assert cells[0]["svg"], cells[0]
         titles = page.evaluate("() => [...document.querySelectorAll('.tapelab-drawing')[0]"
@@ -103,7 +105,7 @@ def test_draw_and_the_tape_display_lay_out_in_the_browser(lab):
         # the SVG went back to the kernel: it can be saved
         said = run_in_kernel(page, "print('<svg' in drawing.svg, drawing.error == '', 'matmul' in drawing.svg, "
                                    "tl.viz.browser.DrawsInBrowser.vizjs_sent)")
-        assert said.split() == ["True", "True", "True", "1"], said  # (and viz.js came once, for three pictures)
+        assert said.split() == ["True", "True", "True", "1"], said  # (and viz.js came once, for four pictures)
         # a DOT syntax error: Graphviz's own message, in the cell
         error = page.locator(".tapelab-draw-error").first.inner_text()
         assert "Could not draw the tape in the browser" in error and "syntax error" in error, error
@@ -133,6 +135,22 @@ def test_the_stepper_follows_the_step_with_graphviz_in_the_browser(lab):
     with browser.chromium() as page:  # every step of both modes, from the start
         browser.open_notebook(page, url, token, "seed.ipynb", run=True)
         assert walk_every_step(page, 0, "seed (drawn in the browser)") == 2
+
+
+def test_a_busy_kernel_makes_a_picture_wait_not_fail(lab):
+    """The page asks the kernel for viz.js, but the request queues behind running cells: the first picture says
+    it is waiting, then draws; none fails."""
+    url, token = lab
+    with browser.chromium() as page:
+        browser.open_notebook(page, url, token, "busy.ipynb")
+        page.wait_for_function(browser.KERNEL_IDLE, timeout=60_000)
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        first = page.locator(".tapelab-drawing").first
+        first.locator("text=still waiting for the kernel").wait_for(timeout=20_000)
+        page.wait_for_function("() => document.querySelectorAll('.tapelab-drawing svg g.node').length > 0 && "
+                               "[...document.querySelectorAll('.tapelab-drawing')].every(d => d.querySelector('svg'))"
+                               " && document.querySelectorAll('.tapelab-drawing').length === 2", timeout=60_000)
+        assert page.locator(".tapelab-draw-error").count() == 0
 
 
 def test_viz_js_that_cannot_load_says_so_in_the_cell(lab):

@@ -174,25 +174,28 @@ def test_what_jupyter_shows_of_a_long_tape_is_scaled_to_a_cell():
 
 BROWSER_KERNEL_CELL = """
 import tapelab as tl
+import tapelab.viz.render
+tapelab.viz.render._scripts_dir = lambda: ""  # as in a Python without graphviz-pure (PATH has no dot either)
 x = tl.Variable(2.0, name="x")
 with tl.GradientTape() as tape:
     y = x * x
 drawing = tl.viz.draw(tape)
 print(type(drawing).__name__, drawing.source.startswith("digraph"))
 display(drawing)
+display(tape)
 tape
 """
 
 
 def test_a_kernel_without_graphviz_draws_in_the_browser(monkeypatch, tmp_path):
-    """A real kernel with no dot on PATH and TAPELAB_DOT=browser: draw() gives the browser drawing, and both it and
-    the tape's own display show as widgets (the page lays them out), the tape with its listing as the text."""
+    """A real kernel where no Graphviz program can be found (no TAPELAB_DOT): draw() gives the browser drawing, and
+    both it and the tape's own display show as widgets (the page lays them out), the tape with its listing as the
+    text; showing the unchanged tape again reuses its widget."""
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("anywidget")
-    monkeypatch.setenv("TAPELAB_DOT", "browser")
-    monkeypatch.setenv("PATH", os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep)
-                                               if not os.path.exists(os.path.join(d, "dot"))))
+    monkeypatch.setenv("PATH", os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep) if not any(
+        os.path.exists(os.path.join(d, exe)) for exe in ("dot", "graphviz-pure"))))
     nb = nbformat.v4.new_notebook()
     nb.cells.append(nbformat.v4.new_code_cell(BROWSER_KERNEL_CELL))
     nbclient.NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
@@ -200,16 +203,29 @@ def test_a_kernel_without_graphviz_draws_in_the_browser(monkeypatch, tmp_path):
     outputs = nb.cells[0].outputs
     assert [o.text for o in outputs if o.output_type == "stream"] == ["BrowserDrawing True\n"]
     shown = [o.data for o in outputs if o.output_type in ("display_data", "execute_result")]
-    assert len(shown) == 2 and all("application/vnd.jupyter.widget-view+json" in d for d in shown)
+    assert len(shown) == 3 and all("application/vnd.jupyter.widget-view+json" in d for d in shown)
     assert "GradientTape: 1 op" in shown[1]["text/plain"]  # the tape's listing, for plain front ends
+    widget = [d["application/vnd.jupyter.widget-view+json"]["model_id"] for d in shown]
+    assert widget[1] == widget[2] != widget[0]  # the tape shown twice: one widget
 
 
 def test_outside_a_notebook_no_graphviz_is_still_an_error(monkeypatch):
-    monkeypatch.setenv("TAPELAB_DOT", "browser")
+    monkeypatch.setenv("TAPELAB_DOT", " Browser")
     tape, *_ = seed_000()
-    with pytest.raises(GraphvizNotFound, match="TAPELAB_DOT=browser"):
+    with pytest.raises(GraphvizNotFound, match="(?s)TAPELAB_DOT=Browser: pictures are drawn in the browser.*needs a "
+                                               "Jupyter notebook"):
         draw(tape)  # a script has no browser to draw in
     assert "GradientTape" in str(tape)  # and printing the tape still works
+
+
+def test_a_graphviz_asked_for_by_name_draws_or_says_why_even_in_a_notebook(monkeypatch):
+    monkeypatch.setattr(render, "in_notebook", lambda: True)  # (where the browser would draw otherwise)
+    tape, *_ = seed_000()
+    with pytest.raises(GraphvizNotFound, match=r"draw: dot='/no/such/dot' is not an executable file"):
+        draw(tape, dot="/no/such/dot")
+    monkeypatch.setenv("TAPELAB_DOT", "dott")
+    with pytest.raises(GraphvizNotFound, match=r"draw: TAPELAB_DOT=dott is not an executable file"):
+        draw(tape)
 
 
 def test_browser_drawing_refuses_a_tape_too_big_to_lay_out_and_saves_only_what_it_has(tmp_path):
@@ -244,3 +260,14 @@ def test_outside_pyodide_the_worker_renderer_stays_out_of_the_way():
 
     assert not worker.available()  # (tests/test_lite.py runs it inside Pyodide)
     assert render.render_dot("digraph { a -> b }", "svg").startswith(b"<?xml")  # a Graphviz program drew it
+
+
+def test_a_traced_graph_shows_its_picture_and_its_listing():
+    @tl.function
+    def f(x):
+        return x * x + 1.0
+
+    f(tl.constant(2.0))
+    graph = f.get_concrete_function(tl.constant(2.0)).graph
+    data, metadata = graph._repr_mimebundle_()
+    assert "image/png" in data and data["text/plain"] == str(graph)

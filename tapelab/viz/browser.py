@@ -22,6 +22,18 @@ MAX_NODES = 10_000
 _NODE = re.compile(r'^\s*"[^"]*" \[', re.M)  # a node statement of DOT text (an edge's line has "a" -> "b")
 
 
+def check_size(source):
+    """Refuse DOT text with more nodes than the browser lays out in seconds, saying what to draw instead."""
+    nodes = len(_NODE.findall(source))
+    if nodes > MAX_NODES:
+        raise ValueError(
+            f"draw: this picture has about {nodes:,} nodes, too many to lay out in the browser (Graphviz there "
+            f"takes many seconds past {MAX_NODES:,}). Draw fewer ops: max_ops=100 shows the first 100 (the "
+            "default), collapse=True folds each name scope into one box; or install Graphviz for the kernel "
+            "(apt-get install graphviz, or pip install graphviz-pure). print(tape) lists every op."
+        )
+
+
 class DrawsInBrowser(anywidget.AnyWidget):
     """A widget whose front end may lay out DOT with viz.js: it answers the page's one request for the library."""
 
@@ -58,14 +70,7 @@ class BrowserDrawing(DrawsInBrowser):
     error = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, source):
-        nodes = len(_NODE.findall(source))
-        if nodes > MAX_NODES:
-            raise ValueError(
-                f"draw: this picture has about {nodes:,} nodes, too many to lay out in the browser (Graphviz there "
-                f"takes many seconds past {MAX_NODES:,}). Draw fewer ops: draw(tape, max_ops=100) shows the "
-                "first 100 (the default), collapse=True folds each name scope into one box; or install Graphviz "
-                "for the kernel (apt-get install graphviz, or pip install graphviz-pure). print(tape) lists every op."
-            )
+        check_size(source)
         super().__init__(source=source)
 
     def __repr__(self):

@@ -35,8 +35,9 @@ function render({ model, el }) {
 
   function load() {
     if (!model.get("svg") && model.get("dot")) { // no Graphviz in the kernel: laid out here (vizloader.js)
-      drawDot(model, model.get("dot")).then((drawn) => { model.set("svg", drawn); model.save_changes(); },
-        (e) => showDrawError(box, e));
+      box.textContent = "drawing the tape with Graphviz in the browser…";
+      drawDot(model, model.get("dot"), () => { box.textContent = WAITING; }).then(
+        (drawn) => { model.set("svg", drawn); model.save_changes(); }, (e) => showDrawError(box, e));
       return;
     }
     box.innerHTML = model.get("svg");

@@ -15,6 +15,7 @@ import shutil
 import sys
 import sysconfig
 import threading
+import weakref
 
 from tapelab.viz import worker
 from tapelab.viz.dot import to_dot
@@ -51,14 +52,14 @@ def find_dot(prefer=None, path=None):
     >>> kind in ("system", "graphviz-pure")
     True
     """
-    prefer = prefer or os.environ.get("TAPELAB_DOT") or None
+    prefer, asked = choice(prefer)
     if prefer == "browser":
-        raise GraphvizNotFound("Graphviz in the kernel is switched off (TAPELAB_DOT=browser): pictures are drawn "
-                               "in the browser.")
+        raise GraphvizNotFound(f"{asked}: pictures are drawn in the browser, not by a Graphviz program in the kernel.")
     if prefer not in (None, "system", "graphviz-pure"):
         exe = pathlib.Path(prefer)
         if not (exe.is_file() and os.access(exe, os.X_OK)):
-            raise GraphvizNotFound(f"draw: dot={prefer!r} is not an executable file.\n{INSTALL_HELP}")
+            raise GraphvizNotFound(f"draw: {asked} is not an executable file (nor system, graphviz-pure or browser)."
+                                   f"\n{INSTALL_HELP}")
         return ("graphviz-pure" if "graphviz-pure" in exe.name else "system"), str(exe.absolute())
     if path is None:
         path = os.pathsep.join(p for p in (os.environ.get("PATH", ""), _scripts_dir()) if p)
@@ -73,6 +74,18 @@ def find_dot(prefer=None, path=None):
     wanted = {"system": "the system Graphviz program `dot`", "graphviz-pure": "the program `graphviz-pure`"}.get(
         prefer, "Graphviz: neither `dot` nor `graphviz-pure`")
     raise GraphvizNotFound(f"Cannot draw the tape: {wanted} was not found (searched {path!r}).\n{INSTALL_HELP}")
+
+
+def choice(dot=None):
+    """The Graphviz asked for, and where the asking was (for messages): ``dot`` when given, else ``$TAPELAB_DOT``
+    (``system``, ``graphviz-pure``, ``browser`` in any case, or a path), else ``(None, None)``: whatever is found."""
+    if dot is not None:
+        return dot, f"dot={dot!r}"
+    value = os.environ.get("TAPELAB_DOT", "").strip()
+    if not value:
+        return None, None
+    keyword = value.lower()
+    return (keyword if keyword in ("system", "graphviz-pure", "browser") else value), f"TAPELAB_DOT={value}"
 
 
 def _graphviz():
@@ -90,7 +103,7 @@ def _graphviz():
 def render_dot(source, format="svg", dot=None):
     """Run Graphviz on DOT text; returns the output bytes (``format``: ``"svg"``, ``"png"``, ...). In Pyodide,
     where no program runs, viz.js lays out SVG inside the kernel (:mod:`tapelab.viz.worker`)."""
-    if dot is None and format == "svg" and worker.available():
+    if format == "svg" and choice(dot)[0] is None and worker.available():
         return worker.render(source, VIZJS.read_text(encoding="utf-8")).encode("utf-8")
     graphviz = _graphviz()
     from graphviz.backend import dot_command
@@ -122,7 +135,7 @@ class Drawing:
 
     def __init__(self, source, dot=None):
         self.source = source
-        in_pyodide = dot is None and worker.available()  # Graphviz inside the kernel (viz.js): SVG only
+        in_pyodide = choice(dot)[0] is None and worker.available()  # Graphviz inside the kernel (viz.js): SVG only
         self.dot = ("viz.js", "the kernel's own worker") if in_pyodide else find_dot(dot)
         self.svg = fit_width(render_dot(source, "svg", None if in_pyodide else self.dot[1]).decode("utf-8"))
         self._shown = None  # the PNG and its width, made on the first display
@@ -174,18 +187,23 @@ def fit_width(svg):
 
 
 def drawing(source, dot=None):
-    """DOT text as a picture for Jupyter: drawn by Graphviz in the kernel (a :class:`Drawing`), else, in a notebook
-    whose kernel has none (or with ``dot="browser"``), by Graphviz in the browser
-    (a :class:`tapelab.viz.browser.BrowserDrawing`)."""
+    """DOT text as a picture for Jupyter. A Graphviz program in the kernel draws it (a :class:`Drawing`); where
+    none was asked for and none is found (or the browser was asked for), in a notebook, Graphviz in the browser
+    does (a :class:`tapelab.viz.browser.BrowserDrawing`). A program asked for by name draws, or says why not."""
+    prefer, asked = choice(dot)
+    if prefer not in (None, "browser"):
+        return Drawing(source, dot=dot)
     try:
         return Drawing(source, dot=dot)
     except GraphvizNotFound as missing:
         if not in_notebook():  # a script or a terminal: no browser to draw in
-            raise
+            raise GraphvizNotFound(f"{missing}\nDrawing in the browser needs a Jupyter notebook; here print(tape) "
+                                   "shows the tape as text.") from None
         try:
             from tapelab.viz.browser import BrowserDrawing
         except ImportError:  # no anywidget (or ipywidgets): nowhere to draw
-            raise missing from None
+            raise GraphvizNotFound(f"{missing}\nTo draw in the browser instead, install anywidget: "
+                                   "pip install anywidget (or pip install 'tapelab[lab]').") from None
         return BrowserDrawing(source)
 
 
@@ -212,16 +230,23 @@ def draw(tape, target=None, sources=None, *, dot=None, **options):
     return drawing(to_dot(tape, target, sources, **options), dot=dot)
 
 
+_shown = weakref.WeakKeyDictionary()  # tape -> (DOT text, its picture): showing a tape again reuses the picture
+
+
 def tape_mimebundle(tape, include=None, exclude=None):
     """The tape's rich display: its picture (PNG, or drawn in the browser) and its listing as text (the listing
-    alone where nothing can draw)."""
+    alone where nothing can draw). Showing an unchanged tape again reuses its picture (and its widget)."""
     from tapelab.viz.text import format_tape
 
     bundle = {"text/plain": format_tape(tape)}
     if (include is not None and "image/png" not in include) or (exclude and "image/png" in exclude):
         return bundle
     try:
-        picture = draw(tape)
+        source = to_dot(tape)
+        source_before, picture = _shown.get(tape, (None, None))
+        if source != source_before:
+            picture = drawing(source)
+            _shown[tape] = source, picture
     except (RuntimeError, ValueError):  # no Graphviz anywhere, a dot that fails, a tape too big for the browser
         return bundle
     shown = picture._repr_mimebundle_()

@@ -35,7 +35,10 @@ def _picture(widgets, walk, mode):
     dot = ""  # the DOT for the browser to lay out, when the kernel has no Graphviz
     try:
         svg = render_dot(walk.dot, "svg").decode("utf-8")
-    except GraphvizNotFound as e:
+    except GraphvizNotFound as e:  # the browser lays it out (graphview.js), if it is not too big for it
+        from tapelab.viz.browser import check_size
+
+        check_size(walk.dot)
         svg, dot = _no_graph(e, walk.dot), walk.dot
     except Exception as e:  # a failing dot: the text still teaches
         svg = _no_graph(e, walk.dot)

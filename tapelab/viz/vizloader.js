@@ -1,41 +1,49 @@
 // Graphviz in the browser (viz.js: Graphviz compiled to WebAssembly), for pictures where the kernel has no `dot`.
-// Prepended to the ES modules of the widgets that draw DOT here (tapelab/viz/browser.py). The first widget on a
-// page asks its kernel for viz.js by a message (so the 1.2 MB is sent once per page and never stored in a widget's
-// saved state), imports it and starts Graphviz; every later picture on the page waits for that same promise.
+// Prepended to the ES modules of the widgets that draw DOT here (tapelab/viz/browser.py). The page fetches viz.js
+// once: the first picture asks its kernel for it by a message (so the 1.2 MB never goes into a widget's saved
+// state); every picture listens, and the first reply from any kernel settles the one load that all of them wait
+// for. A busy kernel answers late, never too late: a picture only says it is still waiting.
 
-const VIZJS_TIMEOUT_MS = 30000;
+const ASK_AGAIN_MS = 10000; // a picture still waiting by then asks its own kernel too (the first one may be gone)
 
-function vizjs(model) {
-  if (!globalThis.__tapelabVizjs) {
-    const loading = new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(
-        `the kernel did not send viz.js within ${VIZJS_TIMEOUT_MS / 1000} s (is it busy, or gone?)`)), VIZJS_TIMEOUT_MS);
-      model.on("msg:custom", async (msg) => {
-        if (msg.vizjs === undefined) return;
-        clearTimeout(timer);
-        try {
-          if (msg.error) throw new Error(msg.error);
-          const url = URL.createObjectURL(new Blob([msg.vizjs], { type: "text/javascript" }));
-          try { resolve(await (await import(url)).instance()); } finally { URL.revokeObjectURL(url); }
-        } catch (e) {
-          reject(new Error(`viz.js did not load: ${e.message || e}`));
-        }
-      });
-      model.send({ need: "vizjs" });
-    });
-    globalThis.__tapelabVizjs = loading;
-    loading.catch(() => { if (globalThis.__tapelabVizjs === loading) globalThis.__tapelabVizjs = null; }); // retry later
+function vizjsState() {
+  return (globalThis.__tapelabVizjs ??= { loading: null, settle: null });
+}
+
+function vizjs(model, onWait) {
+  const state = vizjsState();
+  if (!state.loading) {
+    state.loading = new Promise((resolve, reject) => { state.settle = { resolve, reject }; });
+    state.loading.catch(() => { state.loading = null; }); // a failed load: the next picture tries again
+    model.send({ need: "vizjs" });
   }
-  return globalThis.__tapelabVizjs;
+  const loading = state.loading;
+  model.on("msg:custom", async (msg) => {
+    if (msg.vizjs === undefined || state.loading !== loading || !state.settle) return; // settled already
+    const { resolve, reject } = state.settle;
+    state.settle = null;
+    try {
+      if (msg.error) throw new Error(msg.error);
+      const url = URL.createObjectURL(new Blob([msg.vizjs], { type: "text/javascript" }));
+      try { resolve(await (await import(url)).instance()); } finally { URL.revokeObjectURL(url); }
+    } catch (e) {
+      reject(new Error(`viz.js did not load: ${e.message || e}`));
+    }
+  });
+  const timer = setTimeout(() => { onWait?.(); model.send({ need: "vizjs" }); }, ASK_AGAIN_MS);
+  loading.finally(() => clearTimeout(timer)).catch(() => {});
+  return loading;
 }
 
 // DOT text -> SVG text, or an Error whose message is Graphviz's own (a syntax error names its line)
-async function drawDot(model, dot) {
-  const viz = await vizjs(model);
+async function drawDot(model, dot, onWait) {
+  const viz = await vizjs(model, onWait);
   let result;
   try {
     result = viz.render(dot, { format: "svg" });
-  } catch (e) { // Graphviz itself gave up (in WebAssembly: out of memory, on a very large graph)
+  } catch (e) { // Graphviz itself gave up (in WebAssembly: out of memory, on a very large graph): start afresh
+    const state = vizjsState();
+    state.loading = null;
     throw new Error(`Graphviz stopped: ${e.message || e}`);
   }
   if (result.status !== "success") {
@@ -43,6 +51,9 @@ async function drawDot(model, dot) {
   }
   return result.output;
 }
+
+// what a picture says while its kernel has not sent viz.js yet
+const WAITING = "still waiting for the kernel to send Graphviz (viz.js): it answers when the running cells finish";
 
 // An error where the picture would be: what went wrong and what still works
 function showDrawError(el, error) {

@@ -40,7 +40,11 @@ def render(source, vizjs):
             _viz = run_sync(run_sync(js.eval(f"import({url!r})")).instance())
         finally:
             js.URL.revokeObjectURL(url)
-    result = _viz.render(source, obj({"format": "svg"}))
+    try:
+        result = _viz.render(source, obj({"format": "svg"}))
+    except Exception:  # Graphviz itself gave up (out of memory): its instance may be unusable, start afresh
+        _viz = None
+        raise
     if result.status != "success":
         raise RuntimeError("Graphviz (viz.js) failed: " + "; ".join(str(e.message) for e in result.errors))
     return str(result.output)
