@@ -15,7 +15,7 @@ import pytest
 
 from tapelab.viz.browser import VIZJS
 from tests import browser
-from tests.test_browser import SEED, assert_followed, at, stepper, walk_every_step
+from tests.test_browser import CHAIN, MLP, SEED, assert_followed, at, stepper, walk_every_step
 
 pytestmark = pytest.mark.browser
 
@@ -52,6 +52,7 @@ def lab(tmp_path_factory):
     notebooks.mkdir()
     browser.write_notebook(notebooks / "draw.ipynb", [DRAW, LISTING, BAD_DOT, LONG, TOO_LONG])
     browser.write_notebook(notebooks / "seed.ipynb", [SEED])
+    browser.write_notebook(notebooks / "steppers.ipynb", [MLP, CHAIN])
     browser.write_notebook(notebooks / "busy.ipynb", [DRAW, "import time\ntime.sleep(15)  # the kernel is busy",
                                                       "tl.viz.draw(tape)"])
     browser.write_notebook(notebooks / "broken.ipynb", [
@@ -135,6 +136,25 @@ def test_the_stepper_follows_the_step_with_graphviz_in_the_browser(lab):
     with browser.chromium() as page:  # every step of both modes, from the start
         browser.open_notebook(page, url, token, "seed.ipynb", run=True)
         assert walk_every_step(page, 0, "seed (drawn in the browser)") == 2
+
+
+def test_an_mlp_step_and_a_100_op_chain_follow_the_step_and_jump_on_a_click(lab):
+    """The stepper's follow-the-step checks (tests/test_browser.py) on pictures laid out by viz.js."""
+    url, token = lab
+    with browser.chromium() as page:
+        browser.open_notebook(page, url, token, "steppers.ipynb", run=True)
+        page.wait_for_function("() => document.querySelectorAll('.tapelab-graph svg g.node').length > 0 && "
+                               "[...document.querySelectorAll('.tapelab-graph')].every(g => g.querySelector('svg'))",
+                               timeout=60_000)
+        assert walk_every_step(page, 0, "MLP step (drawn in the browser)") == 7
+        assert walk_every_step(page, 1, "100-op chain (drawn in the browser)") == 100
+        chain = stepper(page, 1)
+        chain.locator(".widget-toggle-button:text-is('backward')").click()
+        at(page, 1, 0, "backward")
+        chain.locator(".tapelab-graph g.node#op_90").click()  # backward: op 99 is step 1, so op 90 is step 10
+        at(page, 1, 10, "backward")
+        assert "Backward step 10 of 100 - op 90" in chain.locator(".tapelab-stepper-panel").inner_text()
+        assert_followed(page, 1, "after a click (drawn in the browser)")
 
 
 def test_a_busy_kernel_makes_a_picture_wait_not_fail(lab):
