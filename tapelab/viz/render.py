@@ -190,12 +190,11 @@ def drawing(source, dot=None):
     """DOT text as a picture for Jupyter. A Graphviz program in the kernel draws it (a :class:`Drawing`); where
     none was asked for and none is found (or the browser was asked for), in a notebook, Graphviz in the browser
     does (a :class:`tapelab.viz.browser.BrowserDrawing`). A program asked for by name draws, or says why not."""
-    prefer, asked = choice(dot)
-    if prefer not in (None, "browser"):
-        return Drawing(source, dot=dot)
     try:
         return Drawing(source, dot=dot)
     except GraphvizNotFound as missing:
+        if choice(dot)[0] not in (None, "browser"):  # a program asked for by name: its error says why
+            raise
         if not in_notebook():  # a script or a terminal: no browser to draw in
             raise GraphvizNotFound(f"{missing}\nDrawing in the browser needs a Jupyter notebook; here print(tape) "
                                    "shows the tape as text.") from None
