@@ -186,7 +186,7 @@ def _python_node_or_none(name, fn, args, kwargs=None, example=None):
     inputs = tuple(x for x in flat if isinstance(x, Tensor))
     leaves = [None if isinstance(x, Tensor) else x for x in flat]
     out = SymbolicTensor(np.asarray(np.float32(0) if example is None else example))
-    graph._symbolic.add(id(out))
+    graph._symbolic.add(out._key)
     graph.entries.append(Entry(_PythonNode(name, fn, structure, leaves), inputs, tuple(t._value for t in inputs), out,
                                {}, _state.scope))
     return out
@@ -205,11 +205,11 @@ class Graph:
     def __init__(self, name):
         self.name = name
         self.placeholders = []  # one SymbolicTensor per tensor argument
-        self.input_names = {}  # id(placeholder) -> the function's parameter name (how pictures name it)
+        self.input_names = {}  # placeholder key -> the function's parameter name (how pictures name it)
         self.entries = []  # the nodes, as tape entries: (op, inputs, values, output, params, scope)
         self.outputs = None  # the function's result (a structure of tensors and Python values)
         self.last_backward = None  # (so the tape viewer can draw a graph)
-        self._symbolic = set()  # ids of the graph's own tensors
+        self._symbolic = set()  # keys of the graph's own tensors
         self._stopped = {}
         self._restore = {}  # id -> (Variable, value before tracing changed it)
         self.created_variables = []  # tl.Variables made while tracing (allowed on a function's first call only)
@@ -219,19 +219,19 @@ class Graph:
 
     def _record(self, op, inputs, values, out, params, residual):
         for t in inputs:
-            if isinstance(t, SymbolicTensor) and id(t) not in self._symbolic:
+            if isinstance(t, SymbolicTensor) and t._key not in self._symbolic:
                 raise LeakedTensorError(
                     f"{op.name}: an input is a tensor of another traced graph, kept from an earlier trace (in a "
                     f"global or an attribute); graph '{self.name}' cannot use it. Pass values in as arguments."
                 )
         out.__class__ = SymbolicTensor  # same layout: the op's result becomes a graph tensor
-        self._symbolic.add(id(out))
+        self._symbolic.add(out._key)
         self.entries.append(Entry(op, inputs, values, out, params, _state.scope))
 
     def _record_assign(self, variable, how, value, old):
         self._restore.setdefault(id(variable), (variable, old))  # tracing only rehearses: undone afterwards
         new = SymbolicTensor(variable._value)  # stands for the updated value (called after the update)
-        self._symbolic.add(id(new))
+        self._symbolic.add(new._key)
         self.entries.append(Entry(_ASSIGN[how], (variable, value), (old, value._value), new, {}, _state.scope))
 
     is_traced_graph = True  # (recording.tracing_graph finds the graph being traced among the recorders by this)
@@ -253,7 +253,7 @@ class Graph:
     stopped, stopped_from = (), {}  # (a graph has no stop_recording)
 
     def tracks(self, tensor):
-        return id(tensor) in self._symbolic
+        return tensor._key in self._symbolic
 
     # --- running -----------------------------------------------------------------------------
     def run(self, feeds):
@@ -283,18 +283,18 @@ class Graph:
                           f"{tuple(p.shape)}, got {t.dtype.name} {tuple(t.shape)}. Call the tl.function instead: it "
                           "traces a new graph for a new signature.")
                 )
-            env[id(p)] = t
+            env[p._key] = t
 
         def value_of(t):  # a graph tensor's value in this run; Variables are read now; constants as captured
-            return env[id(t)] if id(t) in env else t
+            return env[t._key] if t._key in env else t
 
         for e in self.entries:
             if isinstance(e.op, _StateNode):
                 result = e.op.replay(*(value_of(t) for t in e.inputs))
                 if isinstance(result, Tensor):  # (what a metric's call returns: usable in the graph)
-                    env[id(e.output)] = result
+                    env[e.output._key] = result
             else:
-                env[id(e.output)] = run(e.op, tuple(value_of(t) for t in e.inputs), **e.params)
+                env[e.output._key] = run(e.op, tuple(value_of(t) for t in e.inputs), **e.params)
         return nest.pack_like(self.outputs, [value_of(t) if isinstance(t, Tensor) else t
                                              for t in nest.flatten(self.outputs)])
 
@@ -310,16 +310,16 @@ class Graph:
             return name
 
         def name_of(t):
-            if id(t) not in names:
+            if t._key not in names:
                 base = getattr(t, "given_name", None) or ("ReadVariableOp" if isinstance(t, Variable) else "Const")
-                names[id(t)] = node("ReadVariableOp" if isinstance(t, Variable) else "Const", [], base)
-            return names[id(t)]
+                names[t._key] = node("ReadVariableOp" if isinstance(t, Variable) else "Const", [], base)
+            return names[t._key]
 
         for p in self.placeholders:
-            names[id(p)] = node("Placeholder", [], self.input_names.get(id(p), "input"))
+            names[p._key] = node("Placeholder", [], self.input_names.get(p._key, "input"))
         for e in self.entries:
             inputs = [name_of(t) for t in e.inputs]
-            names[id(e.output)] = node(e.op.name, inputs, e.op.name)
+            names[e.output._key] = node(e.op.name, inputs, e.op.name)
         for t in nest.flatten(self.outputs):
             if isinstance(t, Tensor):
                 node("Identity", [name_of(t)], "Identity")
@@ -342,13 +342,13 @@ class Graph:
 
 
 def _parameter_names(fn, args, kwargs, placeholders):
-    """id(placeholder) -> the name of the parameter it was passed as (``x`` for ``def f(x)``), where one is known."""
+    """placeholder key -> the name of the parameter it was passed as (``x`` for ``def f(x)``), where one is known."""
     try:
         bound = inspect.signature(fn).bind(*args, **kwargs).arguments
     except (TypeError, ValueError):  # a builtin without a signature, or arguments that do not bind
         return {}
-    ids = {id(p) for p in placeholders}
-    return {id(value): name for name, value in bound.items() if id(value) in ids}
+    ids = {id(p): p._key for p in placeholders}
+    return {ids[id(value)]: name for name, value in bound.items() if id(value) in ids}
 
 
 class TensorSpec:
@@ -520,7 +520,7 @@ class Function:
             else:
                 return x
             graph.placeholders.append(p)
-            graph._symbolic.add(id(p))
+            graph._symbolic.add(p._key)
             return p
 
         traced_args, traced_kwargs = _map_args(placeholder, args, kwargs)

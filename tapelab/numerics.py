@@ -50,7 +50,7 @@ def _kinds(v):
 
 def _where_recorded(out):
     for tape in reversed(state.tapes):  # the innermost tape that recorded this output
-        if tape.entries and tape.entries[-1].output is out:
+        if tape.entries and tape.entries[-1].key == out._key:
             return tape, len(tape.entries) - 1
     return None, None
 

@@ -12,6 +12,10 @@ backward pass is itself recorded, giving higher-order derivatives). Signature: `
 An op may also save a *residual* from its forward pass for its rules (``saves=True``: the forward
 returns ``(output, residual)`` and the rules get ``residual=``), as TF's fused cross-entropy kernel
 and PyTorch's ``save_for_backward`` do: work the forward pass already did is not done again.
+
+An op may say which arrays its rules read (``reads=(0, 1)``: both inputs, not ``out``; ``reads=()``: only
+shapes and dtypes). A tape then keeps just those, as a hand-written backward pass keeps just what it
+needs; the rules get a :class:`Spec` (shape and dtype) for the others, and pictures recompute them.
 """
 
 import functools
@@ -24,13 +28,30 @@ import numpy as np
 from tapelab import dtypes
 
 
+class Spec:
+    """What a rule sees of an array the tape did not keep (see ``reads``): its shape and dtype."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, array):
+        self.shape, self.dtype = array.shape, array.dtype
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __repr__(self):
+        return f"<Spec {self.shape} {self.dtype}>"
+
+
 class Op:
     """One primitive. ``vjps[i]`` is the rule for input ``i`` (``None``: no gradient flows there)."""
 
-    __slots__ = ("name", "forward", "vjps", "formulas", "same_dtype", "float_only", "saves", "broadcasts")
+    __slots__ = ("name", "forward", "vjps", "formulas", "same_dtype", "float_only", "saves", "broadcasts", "reads",
+                 "unread")
 
     def __init__(self, name, forward, vjps=None, formulas=(), same_dtype=False, float_only=False, saves=False,
-                 broadcasts=False):
+                 broadcasts=False, reads=None):
         self.name = name
         self.forward = forward
         self.vjps = vjps  # None: the whole op is not differentiable (never recorded)
@@ -39,6 +60,10 @@ class Op:
         self.float_only = float_only
         self.saves = saves  # the forward returns (output, residual); the rules get residual=
         self.broadcasts = broadcasts  # elementwise with broadcasting: a rule's result is summed to its input's shape
+        # which arrays the rules read: input positions and "out" (None: all of them). A tape keeps only those (and
+        # the inputs it did not compute); of the rest the rules see shape and dtype, and pictures recompute them
+        self.reads = reads
+        self.unread = () if reads is None else tuple(i for i in range(len(vjps)) if i not in reads)
 
     @property
     def differentiable(self):
@@ -658,33 +683,35 @@ def _where_vjps():
 
 # --- the table -----------------------------------------------------------------------------
 # elementwise, one input
-defop("negative", np.negative, (lambda B, g, out, x: -g,), ("dx = -g",))
+defop("negative", np.negative, (lambda B, g, out, x: -g,), ("dx = -g",), reads=())
 defop("square", np.square, (lambda B, g, out, x: g * 2 * x,), ("dx = g * 2 * x",))
 defop("sqrt", np.sqrt, (lambda B, g, out, x: _unless_zero(B, g, g * 0.5 / out),), ("dx = g / (2 * sqrt(x))",),
       float_only=True)
-defop("exp", np.exp, (lambda B, g, out, x: g * out,), ("dx = g * exp(x)",), float_only=True)
+defop("exp", np.exp, (lambda B, g, out, x: g * out,), ("dx = g * exp(x)",), float_only=True, reads=("out",))
 defop("log", np.log, (lambda B, g, out, x: g / x,), ("dx = g / x",), float_only=True)
 defop("abs", np.abs, (lambda B, g, out, x: g * B.sign(x),), ("dx = g * sign(x)",))
-defop("tanh", np.tanh, (lambda B, g, out, x: g * (1 - out * out),), ("dx = g * (1 - tanh(x)^2)",), float_only=True)
-defop("sigmoid", _sigmoid, (lambda B, g, out, x: g * out * (1 - out),), ("dx = g * out * (1 - out)",), float_only=True)
+defop("tanh", np.tanh, (lambda B, g, out, x: g * (1 - out * out),), ("dx = g * (1 - tanh(x)^2)",), float_only=True,
+      reads=("out",))
+defop("sigmoid", _sigmoid, (lambda B, g, out, x: g * out * (1 - out),), ("dx = g * out * (1 - out)",), float_only=True,
+      reads=("out",))
 defop("sign", np.sign, (_no_grad,), ("dx = 0",))
-defop("identity", lambda x: x, (lambda B, g, out, x: g,), ("dx = g",))
+defop("identity", lambda x: x, (lambda B, g, out, x: g,), ("dx = g",), reads=())
 defop("cast", lambda x, dtype: x.astype(dtypes.as_dtype(dtype).as_numpy_dtype),
-      (lambda B, g, out, x, dtype: B.cast(g, dtype=x.dtype),), ("dx = cast(g, x.dtype)",))
+      (lambda B, g, out, x, dtype: B.cast(g, dtype=x.dtype),), ("dx = cast(g, x.dtype)",), reads=())
 
 # elementwise, two inputs, broadcasting (each VJP undoes the broadcast with `unbroadcast`)
 defop("add", np.add,
       (lambda B, g, out, x, y: unbroadcast(B, g, x.shape),
        lambda B, g, out, x, y: unbroadcast(B, g, y.shape)),
-      ("dx = g", "dy = g"), same_dtype=True, broadcasts=True)
+      ("dx = g", "dy = g"), same_dtype=True, broadcasts=True, reads=())
 defop("subtract", np.subtract,
       (lambda B, g, out, x, y: unbroadcast(B, g, x.shape),
        lambda B, g, out, x, y: unbroadcast(B, -g, y.shape)),
-      ("dx = g", "dy = -g"), same_dtype=True, broadcasts=True)
+      ("dx = g", "dy = -g"), same_dtype=True, broadcasts=True, reads=())
 defop("multiply", np.multiply,
       (lambda B, g, out, x, y: unbroadcast(B, g * y, x.shape),
        lambda B, g, out, x, y: unbroadcast(B, g * x, y.shape)),
-      ("dx = g * y", "dy = g * x"), same_dtype=True, broadcasts=True)
+      ("dx = g * y", "dy = g * x"), same_dtype=True, broadcasts=True, reads=(0, 1))
 defop("divide", lambda x, y: np.true_divide(x, y, dtype=_truediv_dtype(x)),
       (lambda B, g, out, x, y: unbroadcast(B, g / y, x.shape),
        lambda B, g, out, x, y: unbroadcast(B, -g * out / y, y.shape)),
@@ -716,13 +743,14 @@ defop("where", lambda cond, x, y: np.where(cond, x, y), _where_vjps(),
 defop("matmul", np.matmul,
       (lambda B, g, out, x, y: unbroadcast(B, g @ _swap_last(B, y), x.shape),
        lambda B, g, out, x, y: unbroadcast(B, _swap_last(B, x) @ g, y.shape)),
-      ("dx = g @ y.T", "dy = x.T @ g"), same_dtype=True)
+      ("dx = g @ y.T", "dy = x.T @ g"), same_dtype=True, reads=(0, 1))
 defop("transpose", lambda x, perm: x.transpose(perm),
-      (lambda B, g, out, x, perm: B.transpose(g, perm=tuple(np.argsort(perm))),), ("dx = transpose(g, inverse perm)",))
+      (lambda B, g, out, x, perm: B.transpose(g, perm=tuple(np.argsort(perm))),), ("dx = transpose(g, inverse perm)",),
+      reads=())
 defop("reshape", lambda x, shape: x.reshape(shape),
-      (lambda B, g, out, x, shape: B.reshape(g, shape=tuple(x.shape)),), ("dx = reshape(g, x.shape)",))
+      (lambda B, g, out, x, shape: B.reshape(g, shape=tuple(x.shape)),), ("dx = reshape(g, x.shape)",), reads=())
 defop("broadcast_to", _broadcast_to,
-      (lambda B, g, out, x, shape: unbroadcast(B, g, x.shape),), ("dx = sum of g over the broadcast axes",))
+      (lambda B, g, out, x, shape: unbroadcast(B, g, x.shape),), ("dx = sum of g over the broadcast axes",), reads=())
 defop("concat", _concat, _Each(_concat_vjp), _EachFormula("dx{i} = g[the slice that x{i} filled]"),
       same_dtype=True)
 defop("getitem", lambda x, key: x[key],
@@ -731,10 +759,10 @@ defop("scatter", _scatter, (lambda B, g, out, x, key, shape: B.getitem(g, key=ke
 
 # reductions
 defop("reduce_sum", _reduce_sum,
-      (lambda B, g, out, x, axis, keepdims: _to_full(B, g, x, axis),), ("dx = broadcast(g)",))
+      (lambda B, g, out, x, axis, keepdims: _to_full(B, g, x, axis),), ("dx = broadcast(g)",), reads=())
 defop("reduce_mean", _reduce_mean,
       (lambda B, g, out, x, axis, keepdims: _to_full(B, g / _n_reduced(x.shape, axis), x, axis),),
-      ("dx = broadcast(g) / n",))
+      ("dx = broadcast(g) / n",), reads=())
 defop("reduce_max", lambda x, axis=None, keepdims=False: _max(x, axis, keepdims),
       (lambda B, g, out, x, axis, keepdims: _extreme_vjp(B, g, out, x, axis),),
       ("dx = g shared among the maxima",))
@@ -743,10 +771,10 @@ defop("reduce_max", lambda x, axis=None, keepdims=False: _max(x, axis, keepdims)
 # neural-network ops (numerically stable forms)
 defop("softmax", _softmax,
       (lambda B, g, out, x, axis: out * (g - B.reduce_sum(g * out, axis=(axis,), keepdims=True)),),
-      ("dx = out * (g - sum(g * out))",), float_only=True)
+      ("dx = out * (g - sum(g * out))",), float_only=True, reads=("out",))
 defop("log_softmax", _log_softmax,
       (lambda B, g, out, x, axis: g - B.exp(out) * B.reduce_sum(g, axis=(axis,), keepdims=True),),
-      ("dx = g - softmax(x) * sum(g)",), float_only=True)
+      ("dx = g - softmax(x) * sum(g)",), float_only=True, reads=("out",))
 defop("sparse_softmax_cross_entropy_with_logits", _sparse_xent,
       (None, _sparse_xent_vjp),
       ("dlabels = None (class ids have no gradient)", "dlogits = g * (softmax(logits) - one_hot(labels))"),
@@ -791,7 +819,9 @@ for _name, _fn, _rule, _formula in [
 
 # the relu family: the slope is 1 above 0, alpha (0 for relu) below, 0 past relu6's cap. The rules use relu_grad,
 # as TF's do, so a second derivative is 0 (connected), not None
-defop("relu", lambda x: np.maximum(x, 0), (lambda B, g, out, x: B.relu_grad(g, x),), ("dx = g * [x > 0]",))
+# (relu's rule reads out: [out > 0] is [x > 0], and a tape then need not keep x)
+defop("relu", lambda x: np.maximum(x, 0), (lambda B, g, out, x: B.relu_grad(g, out),), ("dx = g * [x > 0]",),
+      reads=("out",))
 defop("relu6", lambda x: np.minimum(np.maximum(x, 0), 6), (lambda B, g, out, x: B.relu_grad(g, x, cap=6),),
       ("dx = g * [0 < x < 6]",))
 defop("leaky_relu", lambda x, alpha: np.where(x > 0, x, alpha * x).astype(x.dtype),

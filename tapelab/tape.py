@@ -1,12 +1,15 @@
 """The gradient tape: records every op as a plain entry, then plays the entries back in reverse.
 
-    ops (primitives table) --run()--> Entry(op, inputs, values, output, params, scope, residual) on each tape
-    tape.gradient(target, sources) --> reversed entries, VJP rules, gradients summed per tensor
+    ops (primitives table) --run()--> Entry(op, where each input came from, the arrays its rules read, ...) on each tape
+    tape.gradient(target, sources) --> reversed entries, VJP rules, gradients summed per tensor key
+
+A tape knows tensors by their key (``tensor._key``, unique for the run) and holds none that it computed itself:
+those live as long as the learner's code holds them, and an entry keeps only the arrays its op's rules read
+(``Op.reads``), as a hand-written backward pass does. What it let go, a picture recomputes from the entries.
 """
 
 import enum
 import warnings
-import weakref
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -15,7 +18,7 @@ import numpy as np
 from tapelab import nest, numerics, recording
 from tapelab.errors import InvalidArgumentError, LeakedTensorError, UnsupportedError
 from tapelab.learner import spell, stacklevel
-from tapelab.primitives import NUMPY
+from tapelab.primitives import NUMPY, Spec
 from tapelab.recording import state as _state
 from tapelab.recording import switches
 from tapelab.tensor import Tensor, Variable, to_numpy
@@ -25,17 +28,72 @@ from tapelab.tensor import Tensor, Variable, to_numpy
 _SILENT_FP = np.errstate(divide="ignore", invalid="ignore", over="ignore")
 
 
-class Entry:
-    """One recorded op: what ran, on which tensors (and their values then), what it produced.
+# an array under a page is kept even where no rule reads it: letting it go saves less than its Spec costs
+SMALL = 4096  # bytes
 
-    ``residual`` is what the op's forward saved for its gradient rules (``None`` for most ops).
+
+class Entry:
+    """One recorded op: what ran, on what, and what it produced.
+
+    ``args`` holds, per input, the tensor itself, or the entry that computed it on this tape. ``kept`` holds the
+    input arrays as the op saw them, except the large ones of computed inputs that the op's rules never read (a
+    :class:`~tapelab.primitives.Spec` instead); ``out`` is the output array if the rules read it, else None.
+    ``keys`` and ``key`` are the inputs' and the output's tensor keys. :attr:`inputs`, :attr:`values` and
+    :attr:`output` give the whole op back, recomputing what was not kept. ``residual`` is what the op's forward
+    saved for its rules (None for most ops).
     """
 
-    __slots__ = ("op", "inputs", "values", "output", "params", "scope", "residual")
+    __slots__ = ("op", "args", "keys", "kept", "key", "out", "params", "scope", "residual", "_output")
 
-    def __init__(self, op, inputs, values, output, params, scope, residual=None):
-        self.op, self.inputs, self.values, self.output, self.params, self.scope, self.residual = (
-            op, inputs, values, output, params, scope, residual)
+    def __init__(self, op, inputs, values, output, params, scope, residual=None, args=None):
+        """``args``: per input, the tensor or the entry that computed it on the recording tape (None: keep
+        everything, as a traced graph does)."""
+        self.op, self.params, self.scope, self.residual, self.key = op, params, scope, residual, output._key
+        n = len(inputs)  # (one or two inputs, nearly every op, spelled out: recording is the hot path)
+        self.keys = ((inputs[0]._key,) if n == 1 else (inputs[0]._key, inputs[1]._key) if n == 2 else
+                     tuple([t._key for t in inputs]))
+        if args is None:
+            self.args, self.kept, self.out, self._output = inputs, values, output._value, output
+            return
+        self.args = args = tuple(args)
+        self._output = None
+        reads = op.reads
+        if reads is None:
+            self.kept, self.out = values, output._value
+            return
+        self.out = output._value if "out" in reads else None
+        kept = values
+        for i in op.unread:
+            if args[i].__class__ is Entry and values[i].nbytes >= SMALL:  # computed on this tape; no rule reads it
+                if kept is values:
+                    kept = list(values)
+                kept[i] = Spec(values[i])
+        self.kept = tuple(kept)
+
+    @property
+    def inputs(self):
+        """The input tensors (one the tape computed and let go comes back recomputed, under its own key)."""
+        return tuple([a.output if a.__class__ is Entry else a for a in self.args])
+
+    @property
+    def values(self):
+        """The input arrays, as the op saw them."""
+        return tuple([a.output._value if v.__class__ is Spec else v for a, v in zip(self.args, self.kept)])
+
+    @property
+    def output(self):
+        """The output tensor: its kept array, or the op run again (once; kept from then on)."""
+        if self._output is None:
+            _recompute(self)
+        return self._output
+
+    def operands(self):
+        """``(input operands, output)`` for rules that an outer tape records: tensors under their own keys, a
+        Spec for an input array not kept, None for an output not kept."""
+        values = tuple([a if a.__class__ is not Entry else v if v.__class__ is Spec else _under_key(v, a.key)
+                        for a, v in zip(self.args, self.kept)])
+        out = self._output if self._output is not None or self.out is None else _under_key(self.out, self.key)
+        return values, out
 
     @property
     def rule_params(self):
@@ -43,14 +101,43 @@ class Entry:
         return self.params if self.residual is None else {**self.params, "residual": self.residual}
 
     def __repr__(self):
-        shapes = ", ".join(str(tuple(v.shape)) for v in self.values)
+        shapes = ", ".join(str(tuple(v.shape)) for v in self.kept)
         return f"<Entry {self.scope}{self.op.name}({shapes}) -> {tuple(self.output.shape)}>"
+
+
+def _under_key(value, key):
+    t = Tensor(value)
+    t._key = key  # the tensor it stands for, to every tape
+    return t
+
+
+def _recompute(entry):
+    """Give ``entry``, and the entries it needs first, their output tensor: the kept array, or the op run again
+    on its inputs (in a loop, not recursion: a chain of ten thousand ops is fine)."""
+    todo = [entry]
+    while todo:
+        e = todo[-1]
+        if e._output is not None:
+            todo.pop()
+            continue
+        value = e.out
+        if value is None:
+            waiting = [a for a, v in zip(e.args, e.kept) if v.__class__ is Spec and a._output is None]
+            if waiting:
+                todo.extend(waiting)
+                continue
+            value = e.op.forward(*e.values, **e.params)
+            value = np.asarray(value[0] if e.op.saves else value)
+        e._output = _under_key(value, e.key)
+        todo.pop()
 
 
 def run(op, inputs, **params):
     """Run primitive ``op`` on tensors ``inputs`` and record it on every tape that is watching them."""
-    # the input arrays (one or two inputs, nearly every op, without a comprehension: run() is the hot path)
-    values = (inputs[0]._value,) if len(inputs) == 1 else tuple([t._value for t in inputs])
+    # the input arrays (one or two inputs, nearly every op, spelled out: run() is the hot path)
+    n = len(inputs)
+    values = ((inputs[0]._value,) if n == 1 else (inputs[0]._value, inputs[1]._value) if n == 2 else
+              tuple([t._value for t in inputs]))
     if op.same_dtype:
         first = values[0].dtype
         for v in values:
@@ -102,17 +189,17 @@ class Backward:
         self.entries = entries  # the tape's entries, in execution order
         self.targets = targets  # the target tensors
         self.sources = sources  # the source tensors, flattened
-        self.seeds = seeds  # id(target) -> (target, the gradient the walk started from)
-        self.reaches = reaches  # ids of the tensors that depend on a source: where the walk sends gradients
-        self.tracked = tracked  # ids of tensors the tape tracked (watched, or computed from watched ones); set-like
-        self.stopped = stopped  # id -> ids it came from, for tensors computed from tracked ones inside stop_recording()
+        self.seeds = seeds  # target key -> (target, the gradient the walk started from)
+        self.reaches = reaches  # keys of the tensors that depend on a source: where the walk sends gradients
+        self.tracked = tracked  # keys of tensors the tape tracked (watched, or computed from watched ones); set-like
+        self.stopped = stopped  # key -> keys it came from, for tensors computed from tracked ones in stop_recording()
         # the walk's gradients: all of them (``complete``: the stepper's walk, a recorded one), or only the
         # sources' until the pictures ask for the rest
         self._grads, self._complete = grads, complete
 
     @property
     def grads(self):
-        """id(tensor) -> gradient (numpy array) for every tensor the gradient reached."""
+        """tensor key -> gradient (numpy array) for every tensor the gradient reached."""
         if not self._complete:
             kept, self._complete = self._grads, True
             self._grads = walk(self.entries, self.seeds, self.reaches)
@@ -143,7 +230,7 @@ class Step:
     """One op of the backward pass: the gradient arriving at its output and what it sent to each input.
 
     ``contributions`` holds one :class:`Contribution` per input the gradient flows into;
-    ``totals`` maps id(tensor) -> that tensor's accumulated gradient after this step.
+    ``totals`` maps a tensor's key -> its accumulated gradient after this step.
     """
 
     index: int  # the entry's position on the tape
@@ -151,6 +238,10 @@ class Step:
     upstream: np.ndarray
     contributions: list
     totals: dict
+
+    def total(self, tensor):
+        """``tensor``'s gradient summed so far (None if nothing has reached it yet)."""
+        return self.totals.get(tensor._key)
 
 
 class UnconnectedGradients(enum.Enum):
@@ -174,14 +265,14 @@ class GradientTape:
         self.persistent = persistent
         self.watch_accessed_variables = watch_accessed_variables
         self.entries = []
-        self._tracked = {}  # id -> tensor: watched tensors and outputs of recorded ops
-        self._watched = {}  # id -> tensor: what watch() (or reading a Variable) added, in order
-        self._stopped = {}  # id -> tensor: computed from tracked tensors inside stop_recording()
-        self._stopped_from = {}  # id -> ids of the tracked or stopped tensors it was computed from
+        self._tracked = {}  # key -> the watched tensor, or the entry whose op computed it (float outputs)
+        self._watched = {}  # key -> tensor: what watch() (or reading a Variable) added, in order
+        self._stopped = {}  # key -> tensor: computed from tracked tensors inside stop_recording()
+        self._stopped_from = {}  # key -> keys of the tracked or stopped tensors it was computed from
         self._paused = False  # True inside stop_recording()
         self.last_backward = None  # a Backward record of the latest gradient() call
         self._used = False
-        self._forgotten = None  # after a reset(): id -> tensor this tape tracked before it (weakly: no leak)
+        self._forgotten = None  # after a reset(): the keys this tape tracked before it
 
     # --- recording ---------------------------------------------------------------------------
     def __enter__(self):
@@ -211,25 +302,29 @@ class GradientTape:
             stopped, stopped_from = self._stopped, self._stopped_from
             came_from = []
             for t in inputs:
-                if isinstance(t, Variable) and id(t) not in tracked and self.watch_accessed_variables and t.trainable:
-                    stopped[id(t)], stopped_from[id(t)] = t, ()  # a Variable read only here is never watched
-                if id(t) in tracked or id(t) in stopped:
-                    came_from.append(id(t))
+                k = t._key
+                if isinstance(t, Variable) and k not in tracked and self.watch_accessed_variables and t.trainable:
+                    stopped[k], stopped_from[k] = t, ()  # a Variable read only here is never watched
+                if k in tracked or k in stopped:
+                    came_from.append(k)
             if came_from:
-                stopped[id(out)], stopped_from[id(out)] = out, tuple(came_from)
+                stopped[out._key], stopped_from[out._key] = out, tuple(came_from)
             return
-        hit = False
+        args, hit = [], False  # per input: the tensor, or the entry that computed it on this tape
         for t in inputs:
-            if id(t) in tracked:
+            made = tracked.get(t._key)
+            if made is not None:
                 hit = True
             elif (isinstance(t, Variable) and self.watch_accessed_variables and t.trainable
                   and t._value.dtype.kind == "f"):
-                tracked[id(t)] = self._watched[id(t)] = t  # a trainable Variable read while recording is watched
+                made = tracked[t._key] = self._watched[t._key] = t  # a trainable Variable read while recording
                 hit = True
+            args.append(t if made is None else made)
         if hit:
-            self.entries.append(Entry(op, inputs, values, out, params, _state.scope, residual))
+            entry = Entry(op, inputs, values, out, params, _state.scope, residual, args)
+            self.entries.append(entry)
             if out._value.dtype.kind == "f":
-                tracked[id(out)] = out
+                tracked[out._key] = entry
 
     def watch(self, tensor):
         """Ask the tape to track ``tensor`` (or a list/tuple/dict of them) so gradients can reach it."""
@@ -246,9 +341,9 @@ class GradientTape:
                     stacklevel=2,
                 )
                 if isinstance(t, Variable):
-                    self._watched[id(t)] = t  # (TF lists it among the watched variables all the same)
+                    self._watched[t._key] = t  # (TF lists it among the watched variables all the same)
                 continue
-            self._tracked[id(t)] = self._watched[id(t)] = t
+            self._tracked[t._key] = self._watched[t._key] = t
 
     @property
     def watched(self):
@@ -262,7 +357,7 @@ class GradientTape:
 
     @property
     def stopped_from(self):
-        """``id(t) -> ids of what t was computed from`` for each tensor in :attr:`stopped` (the unrecorded links)."""
+        """``t._key -> keys of what t was computed from`` for each tensor in :attr:`stopped` (the unrecorded links)."""
         return self._stopped_from
 
     @property
@@ -272,7 +367,7 @@ class GradientTape:
 
     def tracks(self, tensor):
         """Whether gradients can flow into ``tensor`` on this tape (watched, or computed from watched ones)."""
-        return id(tensor) in self._tracked
+        return tensor._key in self._tracked
 
     def watched_variables(self):
         """The Variables this tape watches (explicitly or because they were read while recording)."""
@@ -291,9 +386,7 @@ class GradientTape:
         """Forget everything recorded and watched, as if this were a new tape (recording goes on)."""
         self.entries = []
         self._watched.clear()
-        if self._forgotten is None:
-            self._forgotten = weakref.WeakValueDictionary()
-        self._forgotten.update(self._tracked)
+        self._forgotten = set(self._tracked)
         self._tracked.clear()
         self._stopped.clear()
         self._stopped_from.clear()
@@ -370,7 +463,7 @@ class GradientTape:
         for k in range(int(np.prod(shape, dtype=np.int64))):
             seed = np.zeros(int(np.prod(shape, dtype=np.int64)), target._value.dtype)
             seed[k] = 1
-            grads = self._backprop({id(target): (target, seed.reshape(shape))}, flat_sources).grads
+            grads = self._backprop({target._key: (target, seed.reshape(shape))}, flat_sources).grads
             rows.append([self._result(s, grads, unconnected) for s in flat_sources])
         self._release()
         result = []
@@ -410,7 +503,7 @@ class GradientTape:
         for k in range(per_example):  # seed element k of every example at once
             seed = np.zeros((batch, per_example), target._value.dtype)
             seed[:, k] = 1
-            grads = self._backprop({id(target): (target, seed.reshape(target.shape))}, [source]).grads
+            grads = self._backprop({target._key: (target, seed.reshape(target.shape))}, [source]).grads
             rows.append(self._result(source, grads, unconnected))
         self._release()
         if any(r is None for r in rows):  # TF: a target that does not depend on the source gives zeros here
@@ -445,11 +538,11 @@ class GradientTape:
 
     def _warn_unseen(self, targets, sources, what):
         """TF gives None for a target or source the tape never saw; say so, since it is usually a mistake."""
-        unseen = [k for k, t in enumerate(targets) if id(t) not in self._tracked]  # (targets are tensors: checked)
+        unseen = [k for k, t in enumerate(targets) if t._key not in self._tracked]  # (targets are tensors: checked)
         if unseen and any(s._value.dtype.kind == "f" for s in sources):  # (integer sources warn on their own)
             t = targets[unseen[0]]
             which = "the target" if len(targets) == 1 else f"target {unseen[0]} of {len(targets)}"
-            how = " (it was computed inside stop_recording())" if id(t) in self._stopped else ""
+            how = " (it was computed inside stop_recording())" if t._key in self._stopped else ""
             warnings.warn(
                 spell(f"{what}(): {which} ({t.dtype.name}, shape {tuple(t.shape)}) was not computed on this tape "
                       f"from anything it watches{how}, so no gradient can flow from it: every source gets None (TF's "
@@ -459,8 +552,8 @@ class GradientTape:
             )
             return
         for k, s in enumerate(sources):
-            if (not isinstance(s, Variable) and s._value.dtype.kind == "f" and id(s) not in self._tracked
-                    and id(s) not in self._stopped):
+            if (not isinstance(s, Variable) and s._value.dtype.kind == "f" and s._key not in self._tracked
+                    and s._key not in self._stopped):
                 which = "the source" if len(sources) == 1 else f"source {k}"
                 warnings.warn(
                     spell(f"{what}(): {which} ({s.dtype.name}, shape {tuple(s.shape)}) is a tensor this tape never "
@@ -492,11 +585,11 @@ class GradientTape:
                     f"gradient(): output_gradients has shape {g.shape} but its target has shape "
                     f"{tuple(t.shape)}; they must match."
                 )
-            if id(t) in seeds:  # the same target twice: its seeds add up
-                g = seeds[id(t)][1] + g
-            seeds[id(t)] = (t, g)
+            if t._key in seeds:  # the same target twice: its seeds add up
+                g = seeds[t._key][1] + g
+            seeds[t._key] = (t, g)
         forgotten = self._forgotten
-        if forgotten and any(forgotten.get(i) is t and i not in self._tracked for i, (t, _) in seeds.items()):
+        if forgotten and any(k in forgotten and k not in self._tracked for k in seeds):
             raise RuntimeError(
                 "gradient(): this tape was reset() after the target was computed, so the ops that produced it "
                 "are gone. Compute the target again after reset(), inside the tape."
@@ -504,25 +597,25 @@ class GradientTape:
         return seeds
 
     def _backprop(self, seeds, sources, on_step=None):
-        """The backward pass from ``seeds`` ({id: (tensor, gradient)}) to ``sources``: a :class:`Walked`.
+        """The backward pass from ``seeds`` ({key: (tensor, gradient)}) to ``sources``: a :class:`Walked`.
 
         Only entries on a path from a source to the target are visited. If another tape is recording, the
         VJPs run as recorded tensor ops so that tape can differentiate them again (and every gradient is kept,
         as the stepper keeps them); otherwise only the sources' gradients outlive the walk.
         """
         tracked = self._tracked
-        reaches = {id(s) for s in sources if id(s) in tracked}  # ids of tensors that depend on a watched source
+        reaches = {s._key for s in sources if s._key in tracked}  # keys of tensors that depend on a watched source
         if self._watched.keys() <= reaches:  # every watched tensor is a source: all that the tape tracked
             reaches = tracked
         else:
             for e in self.entries:
-                for x in e.inputs:
-                    if id(x) in reaches:
-                        reaches.add(id(e.output))
+                for k in e.keys:
+                    if k in reaches:
+                        reaches.add(e.key)
                         break
         tapes = _state.tapes  # (usually none: gradient() is called after the `with` block)
         outer = any(t is not self and not t._paused for t in tapes) if tapes else False
-        keep = None if (outer or on_step) else {id(s) for s in sources}
+        keep = None if (outer or on_step) else {s._key for s in sources}
         was_paused, self._paused = self._paused, True  # the backward pass is not part of this tape's recording
         try:
             grads = walk(self.entries, seeds, reaches, outer, on_step, keep, self)
@@ -531,7 +624,7 @@ class GradientTape:
         return Walked(grads, reaches, complete=keep is None)
 
     def _result(self, source, grads, unconnected):
-        g = grads.get(id(source))
+        g = grads.get(source._key)
         if g is None or source._value.dtype.kind != "f":
             return self._missing(source, unconnected)
         if type(g) is np.ndarray and g.flags.writeable:
@@ -579,12 +672,12 @@ class GradientTape:
 
 @_SILENT_FP  # inf/nan flow on through the backward pass silently, as in TF (numpy would warn)
 def walk(entries, seeds, reaches, outer=False, on_step=None, keep=None, tape=None):
-    """Play ``entries`` backwards from ``seeds`` ({id: (tensor, gradient)}): each op's VJP rules turn the gradient
-    at its output into one part for each input in ``reaches`` (the ids that depend on a source); the parts add
-    up per tensor. Returns {id: gradient}.
+    """Play ``entries`` backwards from ``seeds`` ({key: (tensor, gradient)}): each op's VJP rules turn the gradient
+    at its output into one part for each input in ``reaches`` (the keys that depend on a source); the parts add
+    up per tensor. Returns {key: gradient}.
 
     ``outer``: the rules run as recorded tensor ops (another tape differentiates this pass). ``keep``: a set of
-    ids; every other tensor's gradient is let go once the op that produced the tensor has used it (the pictures
+    keys; every other tensor's gradient is let go once the op that produced the tensor has used it (the pictures
     replay the walk when they need them). ``tape``: the tape the entries are on, for error messages and the
     check-numerics switch (a replay for display passes none: it already ran once).
     """
@@ -592,15 +685,14 @@ def walk(entries, seeds, reaches, outer=False, on_step=None, keep=None, tape=Non
     B = recording.tensor_ops if outer else NUMPY
     grads = {k: Tensor(g) if outer else g for k, (t, g) in seeds.items()}
     for e in reversed(entries):
-        k = id(e.output)  # (a tensor has one producer: after this op's rules, nothing reads its gradient again)
+        k = e.key  # (a tensor has one producer: after this op's rules, nothing reads its gradient again)
         g = grads.get(k) if keep is None or k in keep else grads.pop(k, None)
         if g is None:  # nothing reached this op's output (its inputs need no gradient either)
             continue
-        values, out = (e.inputs, e.output) if outer else (e.values, e.output._value)
+        values, out = e.operands() if outer else (e.kept, e.out)
         vjps, params = e.op.vjps, e.rule_params
         contributions = [] if on_step is not None else None
-        for i, x in enumerate(e.inputs):
-            key = id(x)
+        for i, key in enumerate(e.keys):
             if key not in reaches:
                 continue
             rule = vjps[i]
@@ -624,7 +716,7 @@ def walk(entries, seeds, reaches, outer=False, on_step=None, keep=None, tape=Non
             if c.shape != values[i].shape:
                 raise AssertionError(
                     f"{e.op.name}: the gradient rule for input {i} returned shape {tuple(c.shape)} "
-                    f"but the input has shape {tuple(x.shape)} (a bug in the rule)."
+                    f"but the input has shape {tuple(values[i].shape)} (a bug in the rule)."
                 )
             prev = grads.get(key)
             grads[key] = c if prev is None else prev + c

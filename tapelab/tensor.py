@@ -32,15 +32,19 @@ class TensorShape(tuple):
         return str(tuple(self))  # as TF prints a shape: (784, 128)
 
 
+_keys = itertools.count(1)  # every tensor's key: tapes know tensors by it, so a tape need not keep them alive
+
+
 class Tensor:
     """An immutable n-d array produced by a tapelab op; ``numpy()`` gives its value."""
 
-    __slots__ = ("_value", "__weakref__")
+    __slots__ = ("_value", "_key", "__weakref__")
     _traced = False  # True for a tensor of a graph tl.function is tracing (a SymbolicTensor): it has no value yet
     __array_priority__ = 100  # `ndarray + tensor` defers to Tensor.__radd__, as in TF
 
     def __init__(self, value):
         self._value = value
+        self._key = next(_keys)  # unique for the whole run (an id() is reused once its object is gone)
 
     # --- reading the value -------------------------------------------------------------
     def numpy(self):

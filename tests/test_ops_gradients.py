@@ -4,6 +4,8 @@ A new op with a gradient rule fails `test_every_op_is_covered` until it gets a c
 without a rule must be declared non-differentiable in the table (``vjps=None``).
 """
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -12,7 +14,8 @@ from hypothesis.extra import numpy as hnp
 
 import tapelab as tl
 from tapelab import ops
-from tapelab.primitives import OPS
+from tapelab import tape as tape_module
+from tapelab.primitives import OPS, Spec
 
 rng = np.random.default_rng(0)
 
@@ -227,6 +230,36 @@ def test_second_derivative_through_nested_tapes(name, f, makers):
 
     check = tl.check_gradients(first_derivative, *points, tolerance=1e-4)
     assert check.ok, check
+
+
+@pytest.mark.parametrize("name, f, makers", [p for p in params() if OPS[p.values[0]].reads is not None])
+def test_an_op_that_lets_go_of_arrays_its_rules_do_not_read_gives_the_same_gradients_and_listing(
+        monkeypatch, name, f, makers):
+    """As a tape does for large arrays: with the op's inputs computed on the tape, every array its rules do not read
+    is let go. The rules see only a Spec, a second derivative still goes through, the listing recomputes the rest."""
+    points = [make(shape) for make, shape in makers]
+
+    def run():
+        xs = [tl.Variable(p) for p in points]
+        with tl.GradientTape() as outer:
+            with tl.GradientTape(persistent=True) as inner:
+                y = f(*[x * 1.0 for x in xs])  # (inputs computed on the tape: those are the ones let go)
+            first = [g for g in inner.gradient(y, xs) if g is not None]
+            total = tl.add_n([tl.reduce_sum(g * g) for g in first])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # (a linear op's first derivative is constant: no second)
+            second = [g.numpy() for g in outer.gradient(total, xs) if g is not None]
+        specs = sum(isinstance(v, Spec) for e in inner.entries for v in e.kept)
+        return [g.numpy() for g in first], second, str(inner), specs
+
+    first, second, listing, specs = run()
+    assert specs == 0  # small arrays are kept
+    monkeypatch.setattr(tape_module, "SMALL", 0)
+    first_let_go, second_let_go, listing_let_go, specs = run()
+    assert specs >= (1 if OPS[name].unread else 0)
+    for a, b in zip(first + second, first_let_go + second_let_go, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert listing_let_go == listing
 
 
 def test_every_op_draws_and_steps(tmp_path):

@@ -384,7 +384,7 @@ def as_arrays(grads, points):
 
 def step_totals(steps, xs, points):
     final = steps[-1].totals if steps else {}
-    return [np.asarray(final.get(id(x), np.zeros_like(p))) for x, p in zip(xs, points)]
+    return [np.asarray(final.get(x._key, np.zeros_like(p))) for x, p in zip(xs, points)]
 
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

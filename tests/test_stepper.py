@@ -131,7 +131,7 @@ def test_final_table_equals_gradient_on_an_mlp_with_collapsed_layers():
         g = g.numpy()
         assert row.value == (fmt.value_text(g) or f"{fmt.shape_text(v.shape)} float32, {fmt.summary_text(g)}")
     for v, g in zip(variables, expected):
-        np.testing.assert_array_equal(walk.steps[-1].totals[id(v)], g.numpy())
+        np.testing.assert_array_equal(walk.steps[-1].totals[v._key], g.numpy())
     middle = step_view(walk, 3)  # inside the first layer seen from the loss: the dense_1 box
     assert middle.current == ["box_3"] and "[in dense_1/]" in middle.panel[0]
     assert ("dense/kernel", "-", "not reached yet") in middle.table

@@ -308,7 +308,7 @@ def test_backward_steps_equal_gradient_on_every_op_program():
     steps = tape.backward_steps(loss, [w, b])
     final = steps[-1].totals
     for v, g in zip([w, b], tape.gradient(loss, [w, b])):
-        np.testing.assert_array_equal(final[id(v)], g.numpy())
+        np.testing.assert_array_equal(final[v._key], g.numpy())
 
 
 def test_seed_000_steps_back_in_two_steps():
@@ -319,8 +319,8 @@ def test_seed_000_steps_back_in_two_steps():
     steps = tape.backward_steps(loss, [x, y])
     assert [s.entry.op.name for s in steps] == ["reduce_mean", "matmul"]
     np.testing.assert_array_equal(steps[1].upstream, np.full((2, 2), 0.25))
-    np.testing.assert_array_equal(steps[1].totals[id(x)], np.ones((2, 2)))
-    np.testing.assert_array_equal(steps[1].totals[id(y)], np.full((2, 2), 0.5))
+    np.testing.assert_array_equal(steps[1].totals[x._key], np.ones((2, 2)))
+    np.testing.assert_array_equal(steps[1].totals[y._key], np.full((2, 2), 0.5))
     assert steps[1].contributions[0][2] == "dx = g @ y.T"
     with pytest.raises(RuntimeError, match="persistent=True"):
         tape.backward_steps(loss, [x, y])

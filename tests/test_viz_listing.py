@@ -261,7 +261,7 @@ def test_tape_data_is_plain_data():
     assert [(op.name, [data.name(k) for k in op.inputs], data.name(op.output)) for op in data.ops] == [
         ("matmul", ["x", "y"], "%0"), ("reduce_mean", ["%0"], "%1")]
     assert data.ops[0].formulas == ("dx = g @ y.T", "dy = x.T @ g")
-    assert data.grad_of(id(x)) == "∂%1/∂x" and data.call_text(0) == "%0 = matmul(x, y)"
+    assert data.grad_of(x._key) == "∂%1/∂x" and data.call_text(0) == "%0 = matmul(x, y)"
     with pytest.raises(KeyError):
         data.name(12345)
 

@@ -280,9 +280,9 @@ class DotGraph:
         if isinstance(x, NodeId):
             return x
         if isinstance(x, Tensor):
-            if id(x) not in data.tensors:
+            if x._key not in data.tensors:
                 raise ValueError("to_dot: a highlighted tensor is not on this tape.")
-            return self._drawn(id(x))
+            return self._drawn(x._key)
         if isinstance(x, bool):
             raise TypeError(f"to_dot: cannot highlight {x!r}")
         if isinstance(x, int):

@@ -75,10 +75,10 @@ class _Recorded:
         self.entries = entries
         self.watched = tuple(watched)
         self.stopped_from = stopped_from
-        self._tracked = set(tracked)  # ids
+        self._tracked = set(tracked)  # keys
 
     def tracks(self, tensor):
-        return id(tensor) in self._tracked
+        return tensor._key in self._tracked
 
 
 def walkthrough(tape, target, sources, output_gradients=None, *, collapse=None, expand=(), detail="values",
@@ -121,7 +121,7 @@ def walkthrough(tape, target, sources, output_gradients=None, *, collapse=None, 
     last_part = {}
     for p, s in enumerate(steps, start=1):
         for c in s.contributions:
-            last_part[id(c.tensor)] = (p, c.index)
+            last_part[c.tensor._key] = (p, c.index)
     return Walkthrough(steps, _seeds(bw.targets, target, output_gradients), last_part, graph.data, graph,
                        graph.source(edge_labels=labels, rankdir=rankdir), labels,
                        {"backward": backward, "forward": _forward_schedule(graph)}, rankdir)
@@ -135,7 +135,7 @@ def _seeds(targets, target, output_gradients):
     for t, g in zip(targets, given):
         g = np.ones(t.shape, t._value.dtype) if g is None else np.asarray(g._value if isinstance(g, Tensor) else g,
                                                                           t._value.dtype)
-        seeds[id(t)] = g if id(t) not in seeds else seeds[id(t)] + g
+        seeds[t._key] = g if t._key not in seeds else seeds[t._key] + g
     return seeds
 
 
@@ -196,7 +196,7 @@ def _edge_labels(steps, graph, schedule):
     for s in steps:
         upstream[s.index] = s.upstream
         for c in s.contributions:
-            parts[id(c.tensor)] = parts.get(id(c.tensor), 0) + 1
+            parts[c.tensor._key] = parts.get(c.tensor._key, 0) + 1
             sent[(s.index, c.index)] = c.value
     by_unit = {}  # (unit, tensor) -> summed contributions of the unit's ops to that tensor
     for (k, i), c in sent.items():
@@ -350,7 +350,7 @@ def _backward_text(walk, view):
         symbols = rule_symbols(data, op)
         before = dict(walk.steps[p - 2].totals) if p >= 2 else dict(walk.seeds)  # (the totals start from the seeds)
         for c in s.contributions:
-            key = id(c.tensor)
+            key = c.tensor._key
             name, grad = data.name(key), data.grad_of(key)
             expr = fmt.rule_rhs(c.formula, symbols)
             if s.entry.op.broadcasts and np.shape(c.value) != data.tensors[op.output].shape:

@@ -2,8 +2,8 @@
 
     tape_data(tape, target, sources) -> TapeData(tensors={key: TensorInfo}, ops=[OpInfo], ...)
 
-Keys are ``id(tensor)`` (tensors are unhashable, like TF's); they are only used while the tape holds the
-tensors alive.
+Keys are the tensors' own keys (``tensor._key``: tensors are unhashable, like TF's, and a tape does not keep
+alive the tensors it computed; an entry gives them back, recomputed if need be).
 
 Names are the learner's, looked up when the picture is made, in this order:
 1. an explicit name: a Variable's ``name=`` (``x`` for ``x:0``; a layer's ``dense/kernel``), a traced
@@ -126,7 +126,7 @@ def tape_data(tape, target=None, sources=None):
     use_bw = bw is not None and len(bw.entries) == len(entries) and all(a is b for a, b in zip(bw.entries, entries))
     targets = _as_list(target)
     srcs = _as_list(sources)
-    if use_bw and targets is not None and {id(t) for t in targets} != {id(t) for t in bw.targets}:
+    if use_bw and targets is not None and {t._key for t in targets} != {t._key for t in bw.targets}:
         use_bw = False  # a different target than the gradient was taken for: no gradients to show
     if targets is None:
         targets = list(bw.targets) if use_bw else []
@@ -136,35 +136,35 @@ def tape_data(tape, target=None, sources=None):
     if bw is not None and (use_bw or not tape.entries):  # the backward record knows what was tracked then
         tracked, stopped = bw.tracked, bw.stopped
     else:
-        tracked = {id(t) for t in tape.watched} | {id(e.output) for e in entries if tape.tracks(e.output)}
+        tracked = {t._key for t in tape.watched} | {e.key for e in entries if tape.tracks(e.output)}
         stopped = tape.stopped_from  # id -> ids it was computed from
-    watched_ids = {id(t) for t in tape.watched} if tape.watched else set()
+    watched_keys = {t._key for t in tape.watched} if tape.watched else set()
 
-    produced = {}  # id(output) -> op index
+    produced = {}  # output key -> op index
     for k, e in enumerate(entries):
-        produced.setdefault(id(e.output), k)
+        produced.setdefault(e.key, k)
 
     is_graph = hasattr(tape, "placeholders")  # a traced graph: values exist only when it runs
     # inputs in order of first use; then sources/watched tensors the entries never used
     tensors, by_key = {}, {}  # key -> TensorInfo; key -> the tensor itself
 
     def add_input(t, value):
-        if id(t) in tensors or id(t) in produced:
+        if t._key in tensors or t._key in produced:
             return
         if isinstance(t, Variable):
             kind = "variable"
         elif any(t is p for p in getattr(tape, "placeholders", ())):  # a traced graph's inputs
             kind = "placeholder"
-        elif id(t) in watched_ids or id(t) in tracked:
+        elif t._key in watched_keys or t._key in tracked:
             kind = "watched"
-        elif id(t) in stopped:
+        elif t._key in stopped:
             kind = "stopped"
         else:
             kind = "constant"
         shown = None if is_graph and kind != "constant" else value
-        tensors[id(t)] = TensorInfo(id(t), None, kind, tuple(value.shape), value.dtype.name, shown,
+        tensors[t._key] = TensorInfo(t._key, None, kind, tuple(value.shape), value.dtype.name, shown,
                                     trainable=bool(getattr(t, "trainable", False)))
-        by_key[id(t)] = t
+        by_key[t._key] = t
 
     for e in entries:
         for t, v in zip(e.inputs, e.values):
@@ -175,20 +175,20 @@ def tape_data(tape, target=None, sources=None):
     ops = []
     for k, e in enumerate(entries):
         out = e.output
-        if id(out) not in tensors:
+        if out._key not in tensors:
             v = out._value
-            tensors[id(out)] = TensorInfo(id(out), None, "intermediate", tuple(v.shape), v.dtype.name,
+            tensors[out._key] = TensorInfo(out._key, None, "intermediate", tuple(v.shape), v.dtype.name,
                                           None if is_graph else v, producer=k, scope=e.scope)
-            by_key[id(out)] = out
+            by_key[out._key] = out
         rule = e.op.formulas  # one string per input; none for a traced Graph's assign, argmax, ... nodes
         formulas = tuple(rule[i] if rule else None for i in range(len(e.inputs)))
-        ops.append(OpInfo(k, e.op.name, [id(t) for t in e.inputs], id(out), dict(e.params), e.scope, formulas))
+        ops.append(OpInfo(k, e.op.name, [t._key for t in e.inputs], out._key, dict(e.params), e.scope, formulas))
 
-    ends = {id(t) for t in list(srcs) + targets}  # sources and targets are named, never written as a value
+    ends = {t._key for t in list(srcs) + targets}  # sources and targets are named, never written as a value
     _name_tensors(tensors, by_key, getattr(tape, "input_names", {}), ends)
 
-    data = TapeData(tensors, ops, [id(t) for t in targets if id(t) in tensors],
-                    [id(s) for s in srcs if id(s) in tensors], has_gradient=use_bw)
+    data = TapeData(tensors, ops, [t._key for t in targets if t._key in tensors],
+                    [s._key for s in srcs if s._key in tensors], has_gradient=use_bw)
     for key in data.targets:
         tensors[key].is_target = True
     reach = _reaching(ops, data.targets)
@@ -200,7 +200,7 @@ def tape_data(tape, target=None, sources=None):
     for key in data.sources:
         info = tensors[key]
         info.is_source = True
-        if use_bw and any(s is by_key.get(key) for s in bw.sources):
+        if use_bw and any(s._key == key for s in bw.sources):
             gets_grad = key in bw.grads  # what gradient() actually returned
         else:  # what it would return: the engine follows recorded ops from tracked tensors only
             gets_grad = bool(data.targets) and key in reach and key in tracked
