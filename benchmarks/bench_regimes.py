@@ -60,12 +60,36 @@ def mlp(rows, repeats):
     X, Y = reference.mnist_like_data(rows)
     out = {"numpy": [], "tapelab": []}
     loss_fn = tl.losses.SparseCategoricalCrossentropy(from_logits=True)
+    if "torch" in PEERS:  # (the one peer fast enough to run a whole epoch beside them)
+        out["torch"] = []
     for _ in range(repeats):  # interleaved, fresh weights each time
         params, model = reference.init_mlp(), bench_training.tapelab_model(reference.init_mlp())
         optimizer = tl.optimizers.SGD(learning_rate=0.1)
         out["numpy"].append(best_time(partial(reference.numpy_mlp_epoch, params, X, Y, batch_size=128, lr=0.1), 1))
         out["tapelab"].append(best_time(partial(bench_training.tapelab_epoch, model, optimizer, loss_fn, X, Y), 1))
+        if "torch" in out:
+            out["torch"].append(best_time(_torch_mlp_epoch(X, Y), 1))
     return {side: min(times) for side, times in out.items()}, "s per epoch"
+
+
+def _torch_mlp_epoch(X, Y, batch_size=128):
+    """The same epoch in PyTorch, written as its tutorials write it (a function to time)."""
+    import torch
+
+    torch.set_num_threads(int(os.environ["OPENBLAS_NUM_THREADS"]))
+    w1, b1, w2, b2 = [torch.tensor(p, requires_grad=True) for p in reference.init_mlp()]
+    optimizer = torch.optim.SGD([w1, b1, w2, b2], lr=0.1)
+    xt, yt = torch.from_numpy(X), torch.from_numpy(Y.astype(np.int64))
+
+    def epoch():
+        for start in range(0, len(X), batch_size):
+            x, y = xt[start:start + batch_size], yt[start:start + batch_size]
+            optimizer.zero_grad()
+            logits = torch.relu(x @ w1 + b1) @ w2 + b2
+            torch.nn.functional.cross_entropy(logits, y).backward()
+            optimizer.step()
+
+    return epoch
 
 
 # --- 2. tiny ops ---------------------------------------------------------------------------------------------

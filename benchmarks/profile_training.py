@@ -100,7 +100,7 @@ def rule_table():
     loss_fn = tl.losses.SparseCategoricalCrossentropy(from_logits=True)
     with tl.GradientTape(persistent=True) as tape:
         loss = loss_fn(y, model(x))
-    seeds = {id(loss): (loss, np.ones_like(loss._value))}
+    seeds = {loss._key: (loss, np.ones_like(loss._value))}
     grads = tape._backprop(seeds, variables, on_step=lambda *_: None).grads  # (keeps every gradient)
     print("\nrecorded ops, timed alone (us):")
     for e in tape.entries:
@@ -109,8 +109,8 @@ def rule_table():
         for i, rule in enumerate(e.op.vjps):
             if rule is None or not tape.tracks(e.inputs[i]):  # e.g. the input data: no gradient computed
                 continue
-            g = grads[id(e.output)]
-            us = best(lambda r=rule, g=g, e=e: r(NUMPY, g, e.output._value, *e.values, **e.rule_params))
+            g = grads[e.key]
+            us = best(lambda r=rule, g=g, e=e: r(NUMPY, g, e.out, *e.kept, **e.rule_params))
             rules.append(f"vjp[{i}] {us:7.1f}")
         print(f"  {e.scope + e.op.name:50s} forward {fwd:7.1f}   " + "   ".join(rules))
     us = best(lambda: tape._backprop(seeds, variables))

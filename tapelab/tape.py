@@ -92,8 +92,9 @@ class Entry:
         Spec for an input array not kept, None for an output not kept."""
         values = tuple([a if a.__class__ is not Entry else v if v.__class__ is Spec else _under_key(v, a.key)
                         for a, v in zip(self.args, self.kept)])
-        out = self._output if self._output is not None or self.out is None else _under_key(self.out, self.key)
-        return values, out
+        if self._output is not None or self.out is None:
+            return values, self._output
+        return values, _under_key(self.out, self.key)
 
     @property
     def rule_params(self):
