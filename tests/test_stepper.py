@@ -173,6 +173,25 @@ def test_the_schedule_is_what_the_views_are_made_of():
                 for i, state in view.edges.items() if i == e.id)
 
 
+def test_a_tape_that_let_go_of_large_arrays_shows_the_same_listing_picture_and_steps(monkeypatch):
+    """Arrays no rule reads are let go (here all of them, as for large ones): the pictures recompute them."""
+    from tapelab import tape as tape_module
+
+    def pictures():
+        tl.keras.backend.clear_session()  # (the same layer names both times)
+        tape, loss, variables = mlp(persistent=True)
+        walk = walkthrough(tape, loss, variables)
+        views = [step_view(walk, p, mode) for mode in ("backward", "forward") for p in range(walk.count() + 1)]
+        specs = sum(type(v).__name__ == "Spec" for e in tape.entries for v in e.kept)
+        return str(tape), tl.viz.to_dot(tape, collapse=False), step_text(walk), [repr(v) for v in views], specs
+
+    *kept, specs = pictures()
+    assert specs == 0
+    monkeypatch.setattr(tape_module, "SMALL", 0)
+    *let_go, specs = pictures()
+    assert specs > 0 and let_go == kept
+
+
 def test_step_text_writes_every_step():
     tape, y, x = used_twice()
     text = step_text(walkthrough(tape, y, x))
