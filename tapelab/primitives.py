@@ -48,7 +48,7 @@ class Op:
     """One primitive. ``vjps[i]`` is the rule for input ``i`` (``None``: no gradient flows there)."""
 
     __slots__ = ("name", "forward", "vjps", "formulas", "same_dtype", "float_only", "saves", "broadcasts", "reads",
-                 "unread")
+                 "unread", "reads_out")
 
     def __init__(self, name, forward, vjps=None, formulas=(), same_dtype=False, float_only=False, saves=False,
                  broadcasts=False, reads=None):
@@ -63,7 +63,8 @@ class Op:
         # which arrays the rules read: input positions and "out" (None: all of them). A tape keeps only those (and
         # the inputs it did not compute); of the rest the rules see shape and dtype, and pictures recompute them
         self.reads = reads
-        self.unread = () if reads is None else tuple(i for i in range(len(vjps)) if i not in reads)
+        self.unread = () if reads is None else tuple(i for i in range(len(vjps)) if i not in reads)  # (positions)
+        self.reads_out = reads is None or "out" in reads
 
     @property
     def differentiable(self):
@@ -697,7 +698,7 @@ defop("sigmoid", _sigmoid, (lambda B, g, out, x: g * out * (1 - out),), ("dx = g
 defop("sign", np.sign, (_no_grad,), ("dx = 0",))
 defop("identity", lambda x: x, (lambda B, g, out, x: g,), ("dx = g",), reads=())
 defop("cast", lambda x, dtype: x.astype(dtypes.as_dtype(dtype).as_numpy_dtype),
-      (lambda B, g, out, x, dtype: B.cast(g, dtype=x.dtype),), ("dx = cast(g, x.dtype)",), reads=())
+      (lambda B, g, out, x, dtype: B.cast(g, dtype=dtypes.as_dtype(x.dtype)),), ("dx = cast(g, x.dtype)",), reads=())
 
 # elementwise, two inputs, broadcasting (each VJP undoes the broadcast with `unbroadcast`)
 defop("add", np.add,

@@ -10,6 +10,7 @@ those live as long as the learner's code holds them, and an entry keeps only the
 
 import enum
 import warnings
+import weakref
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -37,31 +38,33 @@ class Entry:
 
     ``args`` holds, per input, the tensor itself, or the entry that computed it on this tape. ``kept`` holds the
     input arrays as the op saw them, except the large ones of computed inputs that the op's rules never read (a
-    :class:`~tapelab.primitives.Spec` instead); ``out`` is the output array if the rules read it, else None.
-    ``keys`` and ``key`` are the inputs' and the output's tensor keys. :attr:`inputs`, :attr:`values` and
-    :attr:`output` give the whole op back, recomputing what was not kept. ``residual`` is what the op's forward
-    saved for its rules (None for most ops).
+    :class:`~tapelab.primitives.Spec` instead); ``out`` is the output array, unless it is large and the rules do
+    not read it (None: the entry then remembers it weakly, for as long as the learner's code holds it). ``keys``
+    and ``key`` are the inputs' and the output's tensor keys. :attr:`inputs`, :attr:`values` and :attr:`output`
+    give the whole op back, recomputing what was let go. ``residual`` is what the op's forward saved for its rules
+    (None for most ops).
     """
 
-    __slots__ = ("op", "args", "keys", "kept", "key", "out", "params", "scope", "residual", "_output")
+    __slots__ = ("op", "args", "keys", "kept", "key", "out", "params", "scope", "residual", "_output", "_held")
 
     def __init__(self, op, inputs, values, output, params, scope, residual=None, args=None):
         """``args``: per input, the tensor or the entry that computed it on the recording tape (None: keep
-        everything, as a traced graph does)."""
+        everything, the output tensor too, as a traced graph does)."""
         self.op, self.params, self.scope, self.residual, self.key = op, params, scope, residual, output._key
         n = len(inputs)  # (one or two inputs, nearly every op, spelled out: recording is the hot path)
         self.keys = ((inputs[0]._key,) if n == 1 else (inputs[0]._key, inputs[1]._key) if n == 2 else
                      tuple([t._key for t in inputs]))
+        self.out, self._held = output._value, None
         if args is None:
-            self.args, self.kept, self.out, self._output = inputs, values, output._value, output
+            self.args, self.kept, self._output = inputs, values, output
             return
         self.args = args = tuple(args)
         self._output = None
-        reads = op.reads
-        if reads is None:
-            self.kept, self.out = values, output._value
+        if op.reads is None:
+            self.kept = values
             return
-        self.out = output._value if "out" in reads else None
+        if not op.reads_out and self.out.nbytes >= SMALL:
+            self.out, self._held = None, weakref.ref(self.out)
         kept = values
         for i in op.unread:
             if args[i].__class__ is Entry and values[i].nbytes >= SMALL:  # computed on this tape; no rule reads it
@@ -70,22 +73,30 @@ class Entry:
                 kept[i] = Spec(values[i])
         self.kept = tuple(kept)
 
+    # the whole op back; ``memo`` (key -> tensor) shares what was recomputed among the calls of one picture
+    def inputs_from(self, memo):
+        return tuple([_output_of(a, memo) if a.__class__ is Entry else a for a in self.args])
+
+    def values_from(self, memo):
+        return tuple([_output_of(a, memo)._value if v.__class__ is Spec else v for a, v in zip(self.args, self.kept)])
+
+    def output_from(self, memo):
+        return _output_of(self, memo)
+
     @property
     def inputs(self):
         """The input tensors (one the tape computed and let go comes back recomputed, under its own key)."""
-        return tuple([a.output if a.__class__ is Entry else a for a in self.args])
+        return self.inputs_from({})
 
     @property
     def values(self):
         """The input arrays, as the op saw them."""
-        return tuple([a.output._value if v.__class__ is Spec else v for a, v in zip(self.args, self.kept)])
+        return self.values_from({})
 
     @property
     def output(self):
-        """The output tensor: its kept array, or the op run again (once; kept from then on)."""
-        if self._output is None:
-            _recompute(self)
-        return self._output
+        """The output tensor (recomputed if the tape let it go)."""
+        return _output_of(self, {})
 
     def operands(self):
         """``(input operands, output)`` for rules that an outer tape records: tensors under their own keys, a
@@ -112,25 +123,24 @@ def _under_key(value, key):
     return t
 
 
-def _recompute(entry):
-    """Give ``entry``, and the entries it needs first, their output tensor: the kept array, or the op run again
-    on its inputs (in a loop, not recursion: a chain of ten thousand ops is fine)."""
+def _output_of(entry, memo):
+    """``entry``'s output tensor, put in ``memo`` with those of the entries it needs first: the array it kept or the
+    learner's code still holds, else the op run again on its inputs (in a loop: a chain of 10,000 ops is fine)."""
     todo = [entry]
     while todo:
         e = todo[-1]
-        if e._output is not None:
-            todo.pop()
-            continue
-        value = e.out
-        if value is None:
-            waiting = [a for a, v in zip(e.args, e.kept) if v.__class__ is Spec and a._output is None]
-            if waiting:
-                todo.extend(waiting)
-                continue
-            value = e.op.forward(*e.values, **e.params)
-            value = np.asarray(value[0] if e.op.saves else value)
-        e._output = _under_key(value, e.key)
+        if e.key not in memo:
+            value = e.out if e._held is None else e._held()
+            if value is None:  # let go: compute it again, from inputs computed again first if need be
+                waiting = [a for a, v in zip(e.args, e.kept) if v.__class__ is Spec and a.key not in memo]
+                if waiting:
+                    todo.extend(waiting)
+                    continue
+                value = e.op.forward(*e.values_from(memo), **e.params)
+                value = np.asarray(value[0] if e.op.saves else value)
+            memo[e.key] = e._output if e._output is not None else _under_key(value, e.key)
         todo.pop()
+    return memo[entry.key]
 
 
 def run(op, inputs, **params):
@@ -273,7 +283,7 @@ class GradientTape:
         self._paused = False  # True inside stop_recording()
         self.last_backward = None  # a Backward record of the latest gradient() call
         self._used = False
-        self._forgotten = None  # after a reset(): the keys this tape tracked before it
+        self._forgotten = None  # after a reset(): the keys this tape tracked before
 
     # --- recording ---------------------------------------------------------------------------
     def __enter__(self):
@@ -387,7 +397,7 @@ class GradientTape:
         """Forget everything recorded and watched, as if this were a new tape (recording goes on)."""
         self.entries = []
         self._watched.clear()
-        self._forgotten = set(self._tracked)
+        self._forgotten = (self._forgotten or set()) | self._tracked.keys()
         self._tracked.clear()
         self._stopped.clear()
         self._stopped_from.clear()
@@ -414,12 +424,13 @@ class GradientTape:
         sent to each input, and every tensor's running total; the final totals equal ``gradient()``.
         Like ``gradient()``, a non-persistent tape can do this once.
         """
-        steps = []
+        steps, memo = [], {}  # (memo: the input tensors the tape let go, computed again once)
         index = {id(e): k for k, e in enumerate(self.entries)}
 
         def on_step(e, g, contributions, grads):
+            inputs = e.inputs_from(memo)
             steps.append(Step(index[id(e)], e, to_numpy(g),
-                              [Contribution(i, e.inputs[i], e.op.formulas[i], to_numpy(c), to_numpy(total))
+                              [Contribution(i, inputs[i], e.op.formulas[i], to_numpy(c), to_numpy(total))
                                for i, c, total in contributions],
                               {k: to_numpy(v) for k, v in grads.items()}))
 

@@ -46,6 +46,12 @@ class Tensor:
         self._value = value
         self._key = next(_keys)  # unique for the whole run (an id() is reused once its object is gone)
 
+    def __setstate__(self, state):  # copy.copy, copy.deepcopy, pickle: a copy is another tensor, with its own key
+        attributes, slots = state if isinstance(state, tuple) else (state, None)
+        for name, value in {**(attributes or {}), **(slots or {})}.items():
+            setattr(self, name, value)
+        self._key = next(_keys)
+
     # --- reading the value -------------------------------------------------------------
     def numpy(self):
         """The value as a numpy array (a 0-d tensor gives a numpy scalar, as in TF)."""

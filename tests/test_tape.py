@@ -207,6 +207,31 @@ def test_gradient_of_a_target_computed_before_reset_explains():
         tape.gradient(y, x)
 
 
+def test_a_target_from_before_an_earlier_reset_explains_too():
+    x = tl.Variable(2.0)
+    with tl.GradientTape(persistent=True) as tape:
+        y = x * x
+        tape.reset()
+        x * 3.0
+        tape.reset()
+    with pytest.raises(RuntimeError, match=r"reset\(\)"):
+        tape.gradient(y, x)
+
+
+def test_copies_of_tensors_are_other_tensors_to_a_tape():
+    """A copy (copy, deepcopy, pickle) gets its own key: a tape tells it from the original."""
+    import copy
+    import pickle
+
+    v = tl.Variable(1.0)
+    deep, pickled = copy.deepcopy(v), pickle.loads(pickle.dumps(v))
+    with tl.GradientTape() as tape:
+        y = v * 2.0 + deep * 3.0 + pickled * 4.0
+    assert [float(g) for g in tape.gradient(y, [v, deep, pickled])] == [2.0, 3.0, 4.0]
+    c = tl.constant([1.0, 2.0])
+    assert copy.copy(c)._key != c._key and copy.copy(c).numpy().tolist() == [1.0, 2.0]
+
+
 def test_reentering_an_active_tape_is_an_error():
     with tl.GradientTape() as tape:
         with pytest.raises(ValueError, match="already recording"):

@@ -133,11 +133,12 @@ def tape_data(tape, target=None, sources=None):
     if srcs is None:  # without a gradient() call or explicit sources nothing is a source (the watched still show)
         srcs = list(bw.sources) if use_bw else []
 
+    memo = {}  # key -> a tensor the tape let go, computed again once for this picture
     if bw is not None and (use_bw or not tape.entries):  # the backward record knows what was tracked then
         tracked, stopped = bw.tracked, bw.stopped
     else:
-        tracked = {t._key for t in tape.watched} | {e.key for e in entries if tape.tracks(e.output)}
-        stopped = tape.stopped_from  # id -> ids it was computed from
+        tracked = {t._key for t in tape.watched} | {e.key for e in entries if tape.tracks(e.output_from(memo))}
+        stopped = tape.stopped_from  # key -> keys it was computed from
     watched_keys = {t._key for t in tape.watched} if tape.watched else set()
 
     produced = {}  # output key -> op index
@@ -167,22 +168,22 @@ def tape_data(tape, target=None, sources=None):
         by_key[t._key] = t
 
     for e in entries:
-        for t, v in zip(e.inputs, e.values):
+        for t, v in zip(e.inputs_from(memo), e.values_from(memo)):
             add_input(t, v)
     for t in list(srcs) + list(tape.watched) + targets:
         if isinstance(t, Tensor):
             add_input(t, t._value)
     ops = []
     for k, e in enumerate(entries):
-        out = e.output
+        out = e.output_from(memo)
         if out._key not in tensors:
             v = out._value
             tensors[out._key] = TensorInfo(out._key, None, "intermediate", tuple(v.shape), v.dtype.name,
                                           None if is_graph else v, producer=k, scope=e.scope)
             by_key[out._key] = out
         rule = e.op.formulas  # one string per input; none for a traced Graph's assign, argmax, ... nodes
-        formulas = tuple(rule[i] if rule else None for i in range(len(e.inputs)))
-        ops.append(OpInfo(k, e.op.name, [t._key for t in e.inputs], out._key, dict(e.params), e.scope, formulas))
+        formulas = tuple(rule[i] if rule else None for i in range(len(e.keys)))
+        ops.append(OpInfo(k, e.op.name, list(e.keys), out._key, dict(e.params), e.scope, formulas))
 
     ends = {t._key for t in list(srcs) + targets}  # sources and targets are named, never written as a value
     _name_tensors(tensors, by_key, getattr(tape, "input_names", {}), ends)
