@@ -104,7 +104,8 @@ def rule_table():
     grads = tape._backprop(seeds, variables, on_step=lambda *_: None).grads  # (keeps every gradient)
     print("\nrecorded ops, timed alone (us):")
     for e in tape.entries:
-        fwd = best(lambda e=e: e.op.forward(*e.values, **e.params))
+        values = e.values  # (recomputed once, if the tape let some go)
+        fwd = best(lambda e=e, values=values: e.op.forward(*values, **e.params))
         rules = []
         for i, rule in enumerate(e.op.vjps):
             if rule is None or not tape.tracks(e.inputs[i]):  # e.g. the input data: no gradient computed
