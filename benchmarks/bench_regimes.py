@@ -73,23 +73,34 @@ def mlp(rows, repeats):
 
 
 def _torch_mlp_epoch(X, Y, batch_size=128):
-    """The same epoch in PyTorch, written as its tutorials write it (a function to time)."""
+    """The same epoch in PyTorch (a function to time)."""
+    step = _torch_mlp_step()
     import torch
 
-    torch.set_num_threads(int(os.environ["OPENBLAS_NUM_THREADS"]))
-    w1, b1, w2, b2 = [torch.tensor(p, requires_grad=True) for p in reference.init_mlp()]
-    optimizer = torch.optim.SGD([w1, b1, w2, b2], lr=0.1)
     xt, yt = torch.from_numpy(X), torch.from_numpy(Y.astype(np.int64))
 
     def epoch():
         for start in range(0, len(X), batch_size):
-            x, y = xt[start:start + batch_size], yt[start:start + batch_size]
-            optimizer.zero_grad()
-            logits = torch.relu(x @ w1 + b1) @ w2 + b2
-            torch.nn.functional.cross_entropy(logits, y).backward()
-            optimizer.step()
+            step(xt[start:start + batch_size], yt[start:start + batch_size])
 
     return epoch
+
+
+def _torch_mlp_step():
+    """``step(x, y)``: one SGD step of the MLP in PyTorch, from the reference's weights, as its tutorials write it."""
+    import torch
+
+    torch.set_num_threads(int(os.environ.get("OPENBLAS_NUM_THREADS", "1")))
+    w1, b1, w2, b2 = [torch.tensor(p, requires_grad=True) for p in reference.init_mlp()]
+    optimizer = torch.optim.SGD([w1, b1, w2, b2], lr=0.1)
+
+    def step(x, y):
+        optimizer.zero_grad()
+        logits = torch.relu(x @ w1 + b1) @ w2 + b2
+        torch.nn.functional.cross_entropy(logits, y).backward()
+        optimizer.step()
+
+    return step
 
 
 # --- 2. tiny ops ---------------------------------------------------------------------------------------------
@@ -243,16 +254,7 @@ def memory_side(side, rows):
     else:
         import torch
 
-        torch.set_num_threads(1)
-        w1, b1, w2, b2 = [torch.tensor(p, requires_grad=True) for p in params]
-        xt, yt = torch.from_numpy(X), torch.from_numpy(Y.astype(np.int64))
-        optimizer = torch.optim.SGD([w1, b1, w2, b2], lr=0.1)
-
-        def step():
-            optimizer.zero_grad()
-            logits = torch.relu(xt @ w1 + b1) @ w2 + b2
-            torch.nn.functional.cross_entropy(logits, yt).backward()
-            optimizer.step()
+        step = partial(_torch_mlp_step(), torch.from_numpy(X), torch.from_numpy(Y.astype(np.int64)))
     gc.collect()
     before = _rss_kib("VmRSS")
     with open("/proc/self/clear_refs", "w") as f:

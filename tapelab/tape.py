@@ -60,9 +60,6 @@ class Entry:
             return
         self.args = args = tuple(args)
         self._output = None
-        if op.reads is None:
-            self.kept = values
-            return
         if not op.reads_out and self.out.nbytes >= SMALL:
             self.out, self._held = None, weakref.ref(self.out)
         kept = values
@@ -71,7 +68,7 @@ class Entry:
                 if kept is values:
                     kept = list(values)
                 kept[i] = Spec(values[i])
-        self.kept = tuple(kept)
+        self.kept = kept if kept is values else tuple(kept)
 
     # the whole op back; ``memo`` (key -> tensor) shares what was recomputed among the calls of one picture
     def inputs_from(self, memo):
