@@ -12,7 +12,9 @@
 
 Ratios are tapelab / numpy (best of ``--repeats``, interleaved). Peers are optional columns, measured only
 when their package is installed (none is a tapelab dependency): PyTorch CPU (``torch``), ``mygrad`` and HIPS
-``autograd``. BLAS (and torch) run on one thread by default (``--threads``), as in the other benchmarks.
+``autograd``. BLAS (and torch) run on one thread by default (``--threads``), as in the other benchmarks. The MLP
+and tiny regimes also time ``minimal_tape.py``, the least a Python tape can do (no checks, no keys, nothing kept for
+a picture): the floor under any tape in Python, not a peer.
 """
 
 import os
@@ -38,6 +40,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import bench_engine  # noqa: E402
 import bench_training  # noqa: E402
+import minimal_tape  # noqa: E402
 import reference  # noqa: E402
 
 import tapelab as tl  # noqa: E402
@@ -58,7 +61,7 @@ def best_time(fn, repeats):
 # --- 1. the MLP epoch -----------------------------------------------------------------------------------------
 def mlp(rows, repeats):
     X, Y = reference.mnist_like_data(rows)
-    out = {"numpy": [], "tapelab": []}
+    out = {"numpy": [], "tapelab": [], "minimal tape": []}
     loss_fn = tl.losses.SparseCategoricalCrossentropy(from_logits=True)
     if "torch" in PEERS:  # (the one peer fast enough to run a whole epoch beside them)
         out["torch"] = []
@@ -67,6 +70,10 @@ def mlp(rows, repeats):
         optimizer = tl.optimizers.SGD(learning_rate=0.1)
         out["numpy"].append(best_time(partial(reference.numpy_mlp_epoch, params, X, Y, batch_size=128, lr=0.1), 1))
         out["tapelab"].append(best_time(partial(bench_training.tapelab_epoch, model, optimizer, loss_fn, X, Y), 1))
+        floor = reference.init_mlp()  # (trained in place)
+        out["minimal tape"].append(best_time(minimal_tape.mlp_epoch(floor, X, Y), 1))
+        if max(np.abs(a - b).max() for a, b in zip(params, floor)) > 1e-5:
+            raise AssertionError("the minimal tape's epoch must end with the hand-written one's weights")
         if "torch" in out:
             out["torch"].append(best_time(_torch_mlp_epoch(X, Y), 1))
     return {side: min(times) for side, times in out.items()}, "s per epoch"
@@ -106,7 +113,8 @@ def _torch_mlp_step():
 # --- 2. tiny ops ---------------------------------------------------------------------------------------------
 def tiny(ops, repeats):
     out = {"numpy": min(bench_engine.numpy_tiny_chain(ops) for _ in range(repeats)),
-           "tapelab": sum(min((bench_engine.tiny_chain(ops) for _ in range(repeats)), key=sum))}
+           "tapelab": sum(min((bench_engine.tiny_chain(ops) for _ in range(repeats)), key=sum)),
+           "minimal tape": min(minimal_tape.tiny_chain(ops) for _ in range(repeats))}
     for peer in PEERS:
         out[peer] = min(_tiny_peer(peer, ops) for _ in range(repeats))
     return out, "us per op, forward + backward"

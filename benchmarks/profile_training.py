@@ -4,7 +4,8 @@
 
 Prints: (1) one epoch of each side split into forward + loss, backward and update, timed inside the
 real loop (best of 3 epochs per phase), for the benchmark's model and for a tiny 8-4-10 model whose
-matrix products cost almost nothing (so its difference is tapelab's fixed Python cost per step);
+matrix products cost almost nothing (so its difference is tapelab's fixed Python cost per step); the
+sides are numpy by hand, tapelab, and the same loop on ``minimal_tape.py`` (the floor of any tape);
 (2) every recorded op's numpy forward and gradient rule timed alone.
 """
 
@@ -20,6 +21,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import minimal_tape as mt  # noqa: E402
 import reference  # noqa: E402
 from bench_training import tapelab_model  # noqa: E402
 
@@ -68,26 +70,53 @@ def tapelab_phases(model, X, Y, batch=128):
     return spent
 
 
+def minimal_phases(params, X, Y, batch=128, lr=0.1):
+    """Seconds spent in each phase over one epoch of the same loop on the minimal tape (the floor of any tape)."""
+    layers = [mt.Dense(params[0], params[1], relu=True), mt.Dense(params[2], params[3])]
+    variables = [v for layer in layers for v in (layer.kernel, layer.bias)]
+    spent = np.zeros(3)
+    for start in range(0, len(X), batch):
+        x, y = X[start:start + batch], Y[start:start + batch]
+        t0 = time.perf_counter()
+        with mt.Tape() as tape:
+            h = mt.Value(x, needs_grad=False)
+            for layer in layers:
+                h = layer(h)
+            loss = mt.mean_sparse_softmax_cross_entropy(y, h)
+        t1 = time.perf_counter()
+        grads = tape.gradient(loss, variables)
+        t2 = time.perf_counter()
+        for v, g in zip(variables, grads):
+            v.v -= lr * g
+        spent += (t1 - t0, t2 - t1, time.perf_counter() - t2)
+    return spent
+
+
 def phase_table(sizes, rows, epochs=3):
-    """Per-step microseconds of each phase, numpy and tapelab, best of ``epochs`` interleaved epochs."""
+    """Per-step microseconds of each phase: numpy, tapelab and the minimal tape, best of ``epochs`` interleaved
+    epochs."""
     rng = np.random.default_rng(0)
     X = rng.random((rows, sizes[0]), dtype=np.float32)
     Y = rng.integers(0, sizes[-1], rows).astype(np.int32)
     steps = -(-rows // 128)
-    ours = theirs = None
+    sides = {"numpy by hand": lambda: numpy_phases(reference.init_mlp(sizes=sizes), X, Y),
+             "tapelab": lambda: tapelab_phases(tapelab_model(reference.init_mlp(sizes=sizes), sizes), X, Y),
+             "minimal tape": lambda: minimal_phases(reference.init_mlp(sizes=sizes), X, Y)}
+    best_of = {}
     for _ in range(epochs):
-        n = numpy_phases(reference.init_mlp(sizes=sizes), X, Y)
-        t = tapelab_phases(tapelab_model(reference.init_mlp(sizes=sizes), sizes), X, Y)
-        theirs = n if theirs is None else np.minimum(theirs, n)
-        ours = t if ours is None else np.minimum(ours, t)
-    return theirs / steps * 1e6, ours / steps * 1e6
+        for side, phases in sides.items():
+            spent = phases()
+            best_of[side] = np.minimum(best_of[side], spent) if side in best_of else spent
+    return {side: spent / steps * 1e6 for side, spent in best_of.items()}
 
 
-def print_phases(title, numpy_us, tapelab_us):
+def print_phases(title, us):
     print(f"{title} (us per step, timed inside the loop):")
-    print(f"  {'':16s}" + "".join(f"{p:>16s}" for p in PHASES) + f"{'step':>10s}")
-    for name, us in (("numpy by hand", numpy_us), ("tapelab", tapelab_us), ("tapelab - numpy", tapelab_us - numpy_us)):
-        print(f"  {name:16s}" + "".join(f"{u:16.1f}" for u in us) + f"{us.sum():10.1f}")
+    print(f"  {'':22s}" + "".join(f"{p:>16s}" for p in PHASES) + f"{'step':>10s}")
+    rows = {**us, "tapelab - numpy": us["tapelab"] - us["numpy by hand"],
+            "tapelab - minimal tape": us["tapelab"] - us["minimal tape"]}
+    for name, per_phase in rows.items():
+        print(f"  {name:22s}" + "".join(f"{u:16.1f}" for u in per_phase) + f"{per_phase.sum():10.1f}")
 
 
 def rule_table():
@@ -122,8 +151,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=60_000)
     args = parser.parse_args(argv)
-    print_phases("784-128-10 MLP, the benchmark's model", *phase_table((784, 128, 10), args.rows))
-    print_phases("8-4-10 MLP: the fixed cost per step", *phase_table((8, 4, 10), args.rows))
+    print_phases("784-128-10 MLP, the benchmark's model", phase_table((784, 128, 10), args.rows))
+    print_phases("8-4-10 MLP: the fixed cost per step", phase_table((8, 4, 10), args.rows))
     rule_table()
 
 
