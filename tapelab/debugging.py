@@ -13,7 +13,7 @@ When the mode is off, each op pays one flag test.
 import numpy as np
 
 from tapelab.errors import InvalidArgumentError
-from tapelab.numerics import _bad_words, _describe
+from tapelab.numerics import bad_words, describe
 from tapelab.recording import switches
 from tapelab.tensor import convert_to_tensor
 
@@ -62,5 +62,5 @@ def check_numerics(tensor, message, name=None):
     """``tensor`` unchanged if it is all finite; else ``InvalidArgumentError`` starting with ``message``."""
     t = convert_to_tensor(tensor)
     if t._value.dtype.kind == "f" and not np.isfinite(t._value).all():
-        raise InvalidArgumentError(f"{message}: the tensor has {_bad_words(t._value)} ({_describe(t._value)}).")
+        raise InvalidArgumentError(f"{message}: the tensor has {bad_words(t._value)} ({describe(t._value)}).")
     return t

@@ -530,7 +530,7 @@ class Function:
             outputs = self.python_function(*traced_args, **traced_kwargs)
         finally:
             _state.tapes[:] = outer
-            for variable, value in graph._restore.values():
+            for variable, value in graph._restore.values():  # (undo the rehearsal: not a change of the Variable)
                 variable._value = value
         # as TF: Python numbers returned become (constant) tensors
         graph.outputs = nest.pack_like(outputs, [convert_to_tensor(x) if isinstance(x, (bool, int, float, np.generic))

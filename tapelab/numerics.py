@@ -26,7 +26,7 @@ OVERFLOW = ("the values overflowed the dtype's range (float32 ends near 3.4e38):
             "Lower the learning rate, normalise the inputs, or compute in float64.")
 
 
-def _describe(v):
+def describe(v):
     """'shape (2, 3) float32, values in [-1.5, 2]' (plus counts of NaN / Inf)."""
     head = f"shape {tuple(v.shape)} {v.dtype}"
     if v.size == 0:
@@ -35,10 +35,10 @@ def _describe(v):
         return f"{head}, values in [{v.min()}, {v.max()}]"
     finite = v[np.isfinite(v)]
     text = f"{head}, values in [{finite.min():.4g}, {finite.max():.4g}]" if finite.size else f"{head}, no finite values"
-    return text + (f" and {_bad_words(v)}" if finite.size < v.size else "")
+    return text + (f" and {bad_words(v)}" if finite.size < v.size else "")
 
 
-def _bad_words(v):
+def bad_words(v):
     counts = [(int(np.isnan(v).sum()), "NaN"), (int(np.isposinf(v).sum()), "+Inf"), (int(np.isneginf(v).sum()), "-Inf")]
     return ", ".join(f"{n} {word}" for n, word in counts if n)
 
@@ -69,8 +69,8 @@ def forward_error(op, inputs, out):
              else "not recorded on any tape")
     values = [t._value for t in inputs]
     lines = [f"check_numerics: {op.name} produced {_kinds(out._value)} in its output (forward pass), {where}."]
-    lines += [f"  input {i}: {_describe(v)}" for i, v in enumerate(values)]
-    lines += [f"  output: {_describe(out._value)}", f"What to do: {_hint(op, values)}"]
+    lines += [f"  input {i}: {describe(v)}" for i, v in enumerate(values)]
+    lines += [f"  output: {describe(out._value)}", f"What to do: {_hint(op, values)}"]
     return InvalidArgumentError("\n".join(lines), op=op.name, entry_index=index, tape=tape, phase="forward")
 
 
@@ -81,10 +81,10 @@ def backward_error(tape, entry, i, g, contribution):
     lines = [f"check_numerics: the gradient of {entry.op.name} for its input {i} contains {what} (backward pass), "
              f"entry {index} on the tape (tl.viz.draw(tape, highlight=[{index}]) shows it).",
              f"  rule: {entry.op.formulas[i]}",
-             f"  upstream gradient g: {_describe(to_numpy(g))}"]
-    lines += [f"  input {k}: {_describe(v)}" for k, v in enumerate(values)]
+             f"  upstream gradient g: {describe(to_numpy(g))}"]
+    lines += [f"  input {k}: {describe(v)}" for k, v in enumerate(values)]
     if contribution is not None:
-        lines.append(f"  gradient for input {i}: {_describe(to_numpy(contribution))}")
+        lines.append(f"  gradient for input {i}: {describe(to_numpy(contribution))}")
     upstream_bad = not np.isfinite(to_numpy(g)).all()
     hint = ("the gradient arriving from later ops is already non-finite (output_gradients?)." if upstream_bad
             else _hint(entry.op, values))

@@ -1,4 +1,5 @@
-"""Optimizers with Keras 3's defaults and update rules: ``SGD`` (with momentum / Nesterov) and ``Adam``.
+"""Optimizers with Keras 3's defaults and update rules: ``SGD`` (with momentum / Nesterov), ``Adam`` and
+``RMSprop``.
 
 The training recipe from TF2 tutorials works unchanged:
 
@@ -107,7 +108,7 @@ class Optimizer:
 
     def _slots_for(self, var):
         """``var``'s state (non-trainable tl.Variables, made on the first step, as Keras builds them); the update
-        rules read and write their arrays directly."""
+        rules read their arrays and change them, as every Variable changes, with ``_update``."""
         entry = self._slots.get(id(var))
         if entry is None or entry[0] is not var:
             base = (var.given_name or "Variable").replace("/", "_")
@@ -172,7 +173,8 @@ class SGD(Optimizer):
             return
         slot = self._slots_for(var)["momentum"]
         momentum = self._cast(self.momentum, var)
-        m = slot._value = slot._value * momentum - g * lr  # m = momentum * m - lr * g
+        slot._update("assign", slot._value * momentum - g * lr, given=True)  # m = momentum * m - lr * g
+        m = slot._value
         if self.nesterov:
             var._update("assign_add", m * momentum - g * lr, given=True)  # look ahead along the new velocity
         else:
@@ -216,8 +218,9 @@ class Adam(Optimizer):
         beta_2_power = np.power(self._cast(self.beta_2, var), t)
         alpha = lr * np.sqrt(one - beta_2_power) / (one - beta_1_power)
         m_slot, v_slot = slots["m"], slots["v"]
-        m = m_slot._value = m_slot._value + (g - m_slot._value) * self._cast(1 - self.beta_1, var)
-        v = v_slot._value = v_slot._value + (np.square(g) - v_slot._value) * self._cast(1 - self.beta_2, var)
+        m_slot._update("assign_add", (g - m_slot._value) * self._cast(1 - self.beta_1, var), given=True)
+        v_slot._update("assign_add", (np.square(g) - v_slot._value) * self._cast(1 - self.beta_2, var), given=True)
+        m, v = m_slot._value, v_slot._value
         var._update("assign_sub", (m * alpha) / (np.sqrt(v) + self._cast(self.epsilon, var)), given=True)
 
 
@@ -241,7 +244,8 @@ class RMSprop(Optimizer):
     def _update(self, g, var):
         slot = self._slots_for(var)["velocity"]
         rho = self._cast(self.rho, var)
-        v = slot._value = rho * slot._value + (self._cast(1, var) - rho) * np.square(g)
+        slot._update("assign", rho * slot._value + (self._cast(1, var) - rho) * np.square(g), given=True)
+        v = slot._value
         lr, epsilon = self._cast(self.learning_rate, var), self._cast(self.epsilon, var)
         var._update("assign_sub", g * lr / np.sqrt(v + epsilon), given=True)
 

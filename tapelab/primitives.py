@@ -96,14 +96,14 @@ class _EachFormula:
 
 OPS = {}
 # numpy warns where TF computes quietly (log(0) is -inf, 0/0 is NaN, exp(100.) overflows to inf)
-_QUIET = np.errstate(divide="ignore", invalid="ignore", over="ignore")
+QUIET = np.errstate(divide="ignore", invalid="ignore", over="ignore")
 
 
 def defop(name, forward, vjps=None, formulas=(), quiet=False, **flags):
     """Add an op to the table. ``quiet``: its numpy forward may warn on inf, NaN or 0 (silenced, as in TF);
     ops of floats (``float_only``) are quiet anyway."""
     if quiet or flags.get("float_only"):
-        forward = _QUIET(forward)
+        forward = QUIET(forward)
     OPS[name] = Op(name, forward, vjps, formulas, **flags)
 
 
@@ -172,13 +172,6 @@ def _sigmoid(x):
     return np.exp(-np.logaddexp(0, -x))  # = 1 / (1 + e^-x) = exp(-log(1 + e^-x)): no overflow, full precision
 
 
-def _logsumexp(x, axis):
-    m = _max(x, axis)
-    if not x.size:
-        return m  # an empty sum's log: -inf
-    return m + np.log(np.add.reduce(np.exp(x - m), axis=axis, keepdims=True))
-
-
 def _softmax(x, axis=-1):
     e = np.exp(x - _max(x, axis))
     return e / np.add.reduce(e, axis=axis, keepdims=True)
@@ -206,15 +199,16 @@ def _max(x, axis, keepdims=True):
     # np.maximum.reduce is np.max without its Python wrapper; the max of nothing is the lowest value
     if x.ndim == 2 and axis in (1, -1, (1,), (-1,)) and x.shape[0] >= 16 and 1 < x.shape[1] <= 64:
         # many short rows (class scores): numpy reduces one row at a time, the columns of the transposed copy in
-        # a few vectorised passes (measured in benchmarks/README.md). The same maxima (a row of +0.0 and -0.0
-        # ties may give the other zero)
+        # a few vectorised passes (measured in benchmarks/README.md on 128 x 10 and 60,000 x 10; the bounds keep
+        # it to such shapes: rows enough to pay for the copy, rows short enough to be slow one at a time). The
+        # same maxima (a row of +0.0 and -0.0 ties may give the other zero)
         m = np.maximum.reduce(np.ascontiguousarray(x.T), axis=0)
         return m[:, None] if keepdims else m
     return np.maximum.reduce(x, axis=axis, keepdims=keepdims, **_lowest(x))
 
 
 def _broadcast_to(x, shape):
-    # a new array (as TF makes one): cheaper to build than numpy's read-only broadcast view
+    # a new, writeable array, as TF makes one (numpy's broadcast view is read-only)
     if x.ndim > len(shape):
         raise ValueError(f"cannot broadcast a rank-{x.ndim} array to the rank-{len(shape)} shape {tuple(shape)}")
     out = np.empty(shape, x.dtype)
@@ -278,6 +272,11 @@ def _reduce_mean(x, axis=None, keepdims=False):
 def _lowest(x):
     # the maximum of nothing is the lowest value (TF: -inf for floats); numpy needs it spelled out
     return {} if x.size else {"initial": -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min}
+
+
+def _highest(x):
+    # the minimum of nothing is the highest value (TF: inf for floats)
+    return {} if x.size else {"initial": np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).max}
 
 
 def _scatter(g, key, shape):
@@ -373,8 +372,7 @@ def _relu_grad(u, x, alpha=0.0, cap=None):
 
 
 def _min(x, axis, keepdims=True):
-    initial = {} if x.size else {"initial": np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).max}
-    return np.minimum.reduce(x, axis=axis, keepdims=keepdims, **initial)
+    return np.minimum.reduce(x, axis=axis, keepdims=keepdims, **_highest(x))
 
 
 def _extreme_vjp(B, g, out, x, axis):
@@ -665,8 +663,7 @@ def _avg_pool2d(x, ksize, strides, padding):
 def _avg_pool2d_grad(g, input_shape, ksize, strides, padding):
     # the transpose of avg_pool2d: each window's g / count goes back to every entry of the window
     share = (g / _pool_counts(input_shape, ksize, strides, padding)).astype(g.dtype)
-    kernel = np.zeros(tuple(ksize) + (1, 1), g.dtype)
-    kernel[...] = 1
+    kernel = np.ones(tuple(ksize) + (1, 1), g.dtype)
     channels = [_conv2d_input_grad(share[..., k:k + 1], kernel, tuple(input_shape[:3]) + (1,), strides, padding)
                 for k in range(input_shape[3])]
     return np.concatenate(channels, axis=-1) if channels else np.zeros(input_shape, g.dtype)
@@ -687,7 +684,7 @@ def _where_vjps():
 defop("negative", np.negative, (lambda B, g, out, x: -g,), ("dx = -g",), reads=())
 defop("square", np.square, (lambda B, g, out, x: g * 2 * x,), ("dx = g * 2 * x",))
 defop("sqrt", np.sqrt, (lambda B, g, out, x: _unless_zero(B, g, g * 0.5 / out),), ("dx = g / (2 * sqrt(x))",),
-      float_only=True)
+      float_only=True, reads=("out",))
 defop("exp", np.exp, (lambda B, g, out, x: g * out,), ("dx = g * exp(x)",), float_only=True, reads=("out",))
 defop("log", np.log, (lambda B, g, out, x: g / x,), ("dx = g / x",), float_only=True)
 defop("abs", np.abs, (lambda B, g, out, x: g * B.sign(x),), ("dx = g * sign(x)",))
@@ -755,7 +752,8 @@ defop("broadcast_to", _broadcast_to,
 defop("concat", _concat, _Each(_concat_vjp), _EachFormula("dx{i} = g[the slice that x{i} filled]"),
       same_dtype=True)
 defop("getitem", lambda x, key: x[key],
-      (lambda B, g, out, x, key: B.scatter(g, key=key, shape=tuple(x.shape)),), ("dx = zeros, with g added at [key]",))
+      (lambda B, g, out, x, key: B.scatter(g, key=key, shape=tuple(x.shape)),), ("dx = zeros, with g added at [key]",),
+      reads=())
 defop("scatter", _scatter, (lambda B, g, out, x, key, shape: B.getitem(g, key=key),), ("dx = g[key]",))
 
 # reductions
@@ -796,9 +794,6 @@ for _name, _fn, _rule, _formula in [
     ("asinh", np.arcsinh, lambda B, g, out, x: g / B.cosh(out), "dx = g / sqrt(x^2 + 1)"),
     ("acosh", np.arccosh, lambda B, g, out, x: g / B.sinh(out), "dx = g / sqrt(x^2 - 1)"),
     ("atanh", np.arctanh, lambda B, g, out, x: g / (1 - x * x), "dx = g / (1 - x^2)"),
-    ("reciprocal", np.reciprocal, lambda B, g, out, x: _unless_zero(B, g, -g * out * out), "dx = -g / x^2"),
-    ("rsqrt", lambda x: 1 / np.sqrt(x), lambda B, g, out, x: _unless_zero(B, g, -0.5 * g * out * out * out),
-     "dx = -g / (2 * x^(3/2))"),
     ("log1p", np.log1p, lambda B, g, out, x: g / (1 + x), "dx = g / (1 + x)"),
     ("expm1", np.expm1, lambda B, g, out, x: g * B.exp(x), "dx = g * exp(x)"),
     ("erf", _erf, lambda B, g, out, x: g * (2 / math.sqrt(math.pi)) * B.exp(-x * x),
@@ -814,9 +809,14 @@ for _name, _fn, _rule, _formula in [
     ("selu", lambda x: np.where(x < 0, _SELU_SCALE * _SELU_ALPHA * (np.exp(np.minimum(x, 0)) - 1),
                                 _SELU_SCALE * x).astype(x.dtype),
      lambda B, g, out, x: B.where(out < 0, g * (out + _SELU_SCALE * _SELU_ALPHA), g * _SELU_SCALE),
-     "dx = g * 1.0507 where x > 0, else g * 1.7581 * exp(x)"),
+     "dx = g * 1.7581 * exp(x) where x < 0, else g * 1.0507"),
 ]:
     defop(_name, _fn, (_rule,), (_formula,), float_only=True)
+# (these two rules read only the output)
+defop("reciprocal", np.reciprocal, (lambda B, g, out, x: _unless_zero(B, g, -g * out * out),), ("dx = -g / x^2",),
+      float_only=True, reads=("out",))
+defop("rsqrt", lambda x: 1 / np.sqrt(x), (lambda B, g, out, x: _unless_zero(B, g, -0.5 * g * out * out * out),),
+      ("dx = -g / (2 * x^(3/2))",), float_only=True, reads=("out",))
 
 # the relu family: the slope is 1 above 0, alpha (0 for relu) below, 0 past relu6's cap. The rules use relu_grad,
 # as TF's do, so a second derivative is 0 (connected), not None
@@ -834,7 +834,7 @@ defop("relu_grad", _relu_grad,
       ("du = g * slope(x)   (the relu's slope at x)", "dx = 0"), same_dtype=True, broadcasts=True)
 defop("gelu", _gelu, (_gelu_vjp,), ("dx = g * (Phi(x) + x * phi(x))   (Phi, phi: the normal CDF and density)",),
       float_only=True)
-defop("silu", lambda x, beta: x / (1 + np.exp(-beta * x)) if beta != 1 else x * _sigmoid(x),
+defop("silu", lambda x, beta: x * _sigmoid(beta * x),
       (lambda B, g, out, x, beta: (lambda s: g * s * (1 + beta * x * (1 - s)))(B.sigmoid(beta * x)),),
       ("dx = g * s * (1 + beta * x * (1 - s)),  s = sigmoid(beta * x)",), float_only=True)
 
@@ -915,7 +915,7 @@ defop("max_pool2d", _max_pool2d, (_max_pool2d_vjp,), ("dx = g at each window's m
 defop("avg_pool2d", _avg_pool2d,
       (lambda B, g, out, x, ksize, strides, padding:
        B.avg_pool2d_grad(g, input_shape=tuple(x.shape), ksize=ksize, strides=strides, padding=padding),),
-      ("dx = g / (window size), shared by every entry of the window",), float_only=True)
+      ("dx = g / (the entries the window averaged), shared by each of them",), float_only=True)
 defop("avg_pool2d_grad", _avg_pool2d_grad,
       (lambda B, g, out, gy, input_shape, ksize, strides, padding:
        B.avg_pool2d(g, ksize=ksize, strides=strides, padding=padding),),

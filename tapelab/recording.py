@@ -1,15 +1,18 @@
 """What every op consults when it runs: the recorders active in this thread, the name scope, check-numerics.
 
-This is the engine's lowest layer above the errors (it imports no other engine module), so the flow stays
-one-way: tensor -> recording, primitives; tape -> recording, tensor, primitives, numerics; ops -> tape. Whatever
-a lower module needs from a higher one is handed down here when the higher one loads, never imported back:
-``tensor_ops`` (the primitives run on tensors, set by ``tapelab.ops``, for differentiating a gradient under an
-outer tape) and ``display`` (how a tape prints and draws, set by ``tapelab.viz``).
+This is the engine's lowest layer (it imports no other engine module), so the flow stays one-way:
+tensor -> recording, dtypes; primitives -> dtypes; numerics -> recording, tensor; tape -> recording, tensor,
+primitives, numerics; ops -> tape. Whatever a lower module needs from a higher one is handed down when the higher
+one loads, never imported back: here ``tensor_ops`` (the primitives run on tensors, set by ``tapelab.ops``, for
+differentiating a gradient under an outer tape) and ``display`` (how a tape prints and draws, set by
+``tapelab.viz``); and, for a tensor's operators (``x + y``, ``x[k]``), ``tensor._ops`` (the ops module, set by
+``tapelab.ops``).
 
 A *recorder* is an object on ``state.tapes``: a ``GradientTape`` or the graph ``tl.function`` is tracing. It
 implements:
 
-- ``_paused``: True while it records nothing (inside ``tape.stop_recording()``);
+- ``_paused``: True while it records nothing (inside ``tape.stop_recording()``, or while a tape runs its own
+  backward pass); ``_record`` is still called then, to note what it needs, and must not record;
 - ``_record(op, inputs, values, out, params, residual)``: primitive ``op`` ran on the tensors ``inputs``
   (whose arrays were ``values``) with keyword ``params`` and made ``out``; ``residual`` is what its forward
   saved for the gradient rules (or None). The recorder keeps what it needs.

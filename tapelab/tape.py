@@ -19,15 +19,10 @@ import numpy as np
 from tapelab import nest, numerics, recording
 from tapelab.errors import InvalidArgumentError, LeakedTensorError, UnsupportedError
 from tapelab.learner import spell, stacklevel
-from tapelab.primitives import NUMPY, Spec
+from tapelab.primitives import NUMPY, QUIET, Spec
 from tapelab.recording import state as _state
 from tapelab.recording import switches
 from tapelab.tensor import Tensor, Variable, to_numpy
-
-# np.errstate as a decorator: numpy (>= 2) sets and restores the state per call, so threads do not share it,
-# and it costs less than a `with np.errstate(...)` block on every gradient() call (benchmarks/README.md)
-_SILENT_FP = np.errstate(divide="ignore", invalid="ignore", over="ignore")
-
 
 # an array under a page is kept even where no rule reads it: letting it go saves less than its Spec costs
 SMALL = 4096  # bytes
@@ -149,7 +144,7 @@ def run(op, inputs, **params):
     if op.same_dtype:
         first = values[0].dtype
         for v in values:
-            if v.dtype is not first and v.dtype != first:
+            if v.dtype != first:
                 raise InvalidArgumentError(_dtype_mismatch(op, inputs))
     if op.float_only and values[0].dtype.kind != "f":
         raise InvalidArgumentError(
@@ -167,10 +162,8 @@ def run(op, inputs, **params):
     if op.saves:
         value, residual = value
     out = Tensor(value if type(value) is np.ndarray else np.asarray(value))
-    tapes = _state.tapes
-    if tapes:
-        for tape in tapes:
-            tape._record(op, inputs, values, out, params, residual)
+    for tape in _state.tapes:
+        tape._record(op, inputs, values, out, params, residual)
     if switches.check_numerics and out._value.dtype.kind == "f" and not np.isfinite(out._value).all():
         raise numerics.forward_error(op, inputs, out)  # (recorded first, so the error can point at the entry)
     return out
@@ -216,7 +209,7 @@ class Backward:
 
 
 class Walked(NamedTuple):
-    """What a backward pass produced: gradients by tensor id, the ids it could reach, whether it kept them all."""
+    """What a backward pass produced: gradients by tensor key, the keys it could reach, whether it kept them all."""
 
     grads: dict
     reaches: set
@@ -277,7 +270,8 @@ class GradientTape:
         self._watched = {}  # key -> tensor: what watch() (or reading a Variable) added, in order
         self._stopped = {}  # key -> tensor: computed from tracked tensors inside stop_recording()
         self._stopped_from = {}  # key -> keys of the tracked or stopped tensors it was computed from
-        self._paused = False  # True inside stop_recording()
+        self._paused = False  # True inside stop_recording() and during its own backward pass
+        self._walking = False  # True during its own backward pass (whose ops are not the learner's: not noted)
         self.last_backward = None  # a Backward record of the latest gradient() call
         self._used = False
         self._forgotten = None  # after a reset(): the keys this tape tracked before
@@ -307,6 +301,8 @@ class GradientTape:
             return
         tracked = self._tracked
         if self._paused:  # inside stop_recording(): only note what was computed (or read) unrecorded, and from what
+            if self._walking:
+                return
             stopped, stopped_from = self._stopped, self._stopped_from
             came_from = []
             for t in inputs:
@@ -468,9 +464,9 @@ class GradientTape:
         target = _as_target(target, "jacobian")
         self._warn_unseen([target], flat_sources, "jacobian")
         shape = tuple(target.shape)
-        rows = []  # one gradient per element of the target
-        for k in range(int(np.prod(shape, dtype=np.int64))):
-            seed = np.zeros(int(np.prod(shape, dtype=np.int64)), target._value.dtype)
+        rows, size = [], int(np.prod(shape, dtype=np.int64))  # one gradient per element of the target
+        for k in range(size):
+            seed = np.zeros(size, target._value.dtype)
             seed[k] = 1
             grads = self._backprop({target._key: (target, seed.reshape(shape))}, flat_sources).grads
             rows.append([self._result(s, grads, unconnected) for s in flat_sources])
@@ -584,9 +580,8 @@ class GradientTape:
         seeds = {}
         for t, g in zip(targets, given):
             value = t._value
-            if g is None:  # ones (np.ones without its Python wrapper: this runs on every gradient() call)
-                g = np.empty(value.shape, value.dtype)
-                g.fill(1)
+            if g is None:
+                g = np.ones(value.shape, value.dtype)
             else:
                 g = np.asarray(g, dtype=value.dtype)
             if g.shape != value.shape:
@@ -614,7 +609,8 @@ class GradientTape:
         """
         tracked = self._tracked
         reaches = {s._key for s in sources if s._key in tracked}  # keys of tensors that depend on a watched source
-        if self._watched.keys() <= reaches:  # every watched tensor is a source: all that the tape tracked
+        if self._watched.keys() <= reaches:  # every watched tensor is a source (the usual gradient(loss, variables)):
+            # all that the tape tracked, with no scan over every entry's inputs
             reaches = tracked
         else:
             for e in self.entries:
@@ -625,11 +621,13 @@ class GradientTape:
         tapes = _state.tapes  # (usually none: gradient() is called after the `with` block)
         outer = any(t is not self and not t._paused for t in tapes) if tapes else False
         keep = None if (outer or on_step) else {s._key for s in sources}
-        was_paused, self._paused = self._paused, True  # the backward pass is not part of this tape's recording
+        # the backward pass is not part of this tape's recording
+        was = self._paused, self._walking
+        self._paused = self._walking = True
         try:
             grads = walk(self.entries, seeds, reaches, outer, on_step, keep, self)
         finally:
-            self._paused = was_paused
+            self._paused, self._walking = was
         return Walked(grads, reaches, complete=keep is None)
 
     def _result(self, source, grads, unconnected):
@@ -679,7 +677,7 @@ class GradientTape:
         return recording.display.mimebundle(self, include, exclude)
 
 
-@_SILENT_FP  # inf/nan flow on through the backward pass silently, as in TF (numpy would warn)
+@QUIET  # inf/nan flow on through the backward pass silently, as in TF (numpy would warn); per call, so per thread
 def walk(entries, seeds, reaches, outer=False, on_step=None, keep=None, tape=None):
     """Play ``entries`` backwards from ``seeds`` ({key: (tensor, gradient)}): each op's VJP rules turn the gradient
     at its output into one part for each input in ``reaches`` (the keys that depend on a source); the parts add

@@ -255,7 +255,9 @@ class _Ref:
         return isinstance(other, _Ref) and other._tensor is self._tensor
 
 
-_UPDATES = {"assign": lambda old, new: np.array(new), "assign_add": np.add, "assign_sub": np.subtract}
+# how a Variable's new array comes from the old one and the value (into ``out``, an array the caller gives away)
+_UPDATES = {"assign": lambda old, new, out=None: np.array(new) if out is None else new,
+            "assign_add": np.add, "assign_sub": np.subtract}
 
 
 class Variable(Tensor):
@@ -303,7 +305,7 @@ class Variable(Tensor):
         """The one way a Variable changes: ``how`` is assign, assign_add or assign_sub of ``value``. The old array
         is never written to (tapes that recorded it keep it). ``given``: ``value`` is a new array that an optimizer
         made for this step and gives away, so the result is written into it: one array fewer per step."""
-        if type(value) is np.ndarray and value.dtype == self._value.dtype:  # (an optimizer's step: as it is)
+        if type(value) is np.ndarray and value.dtype == self._value.dtype:  # an array of its dtype: used as it is
             new = value
         else:
             new, given = convert_to_tensor(value, dtype=self.dtype)._value, False

@@ -181,6 +181,21 @@ def test_stop_recording():
     assert float(tape.gradient(w, x)) == 4.0
 
 
+def test_a_tape_differentiating_inside_its_own_block_notes_nothing_as_stopped():
+    """Under an outer tape the rules run as recorded ops; the inner tape, paused for its own backward pass, must not
+    take them for the learner's stop_recording() work (the pictures would draw them as unrecorded links)."""
+    x = tl.Variable(2.0)
+    with tl.GradientTape() as outer:
+        with tl.GradientTape(persistent=True) as inner:
+            y = x * x * x
+            g = inner.gradient(y, x)
+            with inner.stop_recording():
+                z = x * 10.0  # (the learner's own unrecorded op is still noted)
+    assert float(g) == 12.0 and float(outer.gradient(g, x)) == 12.0  # d(3x^2)/dx at 2
+    assert [t._key for t in inner.stopped] == [z._key]
+    assert list(inner.stopped_from) == [z._key]
+
+
 def test_stop_recording_outside_the_tape_is_an_error():
     tape = tl.GradientTape()
     with pytest.raises(RuntimeError, match="inside"):
