@@ -486,7 +486,8 @@ class BatchNormalization(Layer):
 
     With ``training=True`` it uses the batch's mean and variance (and the gradient flows through them),
     and moves the running statistics towards them: ``moving = moving * momentum + batch * (1 - momentum)``.
-    Otherwise it uses the running statistics.
+    Otherwise it uses the running statistics, and so does a frozen layer (``trainable = False``) even with
+    ``training=True``, as in Keras: fine-tuning leaves its statistics as they were learned.
     """
 
     def __init__(self, axis=-1, momentum=0.99, epsilon=0.001, center=True, scale=True, **kwargs):
@@ -509,7 +510,8 @@ class BatchNormalization(Layer):
         axis = self.axis % inputs.ndim
         reduce = [a for a in range(inputs.ndim) if a != axis]
         shape = [1 if a != axis else n for a, n in enumerate(inputs.shape)]
-        if training:  # tf.nn.moments: the variance around the (stopped) mean
+        if training and self.trainable:  # (a frozen layer runs as in inference, as in Keras) tf.nn.moments: the
+            # variance around the (stopped) mean
             mean = ops.reduce_mean(inputs, axis=reduce, keepdims=True)
             variance = ops.reduce_mean(tmath.squared_difference(inputs, ops.stop_gradient(mean)), axis=reduce,
                                        keepdims=True)

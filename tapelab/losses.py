@@ -198,6 +198,18 @@ class Loss:
         return f"<tapelab.losses.{type(self).__name__} reduction={self.reduction!r}>"
 
 
+class _FunctionLoss(Loss):
+    """A function ``fn(y_true, y_pred, **kwargs)`` of per-example values, reduced like any Loss (the mean over the
+    batch by default): what ``compile(loss=fn)`` makes of a function, as Keras does."""
+
+    def __init__(self, fn, reduction="sum_over_batch_size", name=None, **kwargs):
+        super().__init__(reduction, name or getattr(fn, "__name__", None))
+        self.fn, self.fn_kwargs = fn, kwargs
+
+    def call(self, y_true, y_pred):
+        return self.fn(y_true, y_pred, **self.fn_kwargs)
+
+
 class MeanSquaredError(Loss):
     """The mean of ``(y_true - y_pred)^2``, like ``keras.losses.MeanSquaredError``.
 
@@ -263,8 +275,10 @@ def get(identifier):
         return _BY_NAME[identifier.lower()]()
     if isinstance(identifier, type) and issubclass(identifier, Loss):
         return identifier()  # the class itself given: an instance with its defaults, as Keras
-    if callable(identifier):
+    if isinstance(identifier, Loss):
         return identifier
+    if callable(identifier):  # per-example values, averaged over the batch (Keras's default reduction)
+        return _FunctionLoss(identifier)
     raise ValueError(spell(f"unknown loss {identifier!r}. Use one of {sorted(_BY_NAME)}, a loss object such as "
                            "tl.keras.losses.SparseCategoricalCrossentropy(from_logits=True), or a function "
                            "f(y_true, y_pred)."))

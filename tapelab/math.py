@@ -122,8 +122,10 @@ softsign = _activation("softsign", "x / (1 + |x|).")
 def _float_moments(name, x):
     x = convert_to_tensor(x)
     if not x.dtype.is_floating:
-        raise TypeError(f"{name}: Input must be either real or complex. Received integer type {x.dtype!r}: "
-                        "a variance of integers is not an integer. Use tl.cast(x, tl.float32) first.")
+        kind = "bool" if x.dtype.name == "bool" else "integer"
+        raise TypeError(f"{name}: Input must be either real or complex. Received {kind} type {x.dtype!r}: "
+                        f"a variance of {kind}s is not {'a bool' if kind == 'bool' else 'an integer'}. Use "
+                        "tl.cast(x, tl.float32) first.")
     return x
 
 
@@ -195,7 +197,9 @@ def top_k(input, k=1, sorted=True, index_type=dtypes.int32, name=None):  # noqa:
     from tapelab import ops
 
     x = convert_to_tensor(input)
-    if x.ndim == 0 or not 0 <= int(k) <= x.shape[-1]:
+    if int(k) < 0:
+        raise InvalidArgumentError(f"top_k: k is how many of the largest entries to take, so it must be >= 0, got {k}.")
+    if x.ndim == 0 or int(k) > x.shape[-1]:
         raise InvalidArgumentError(f"top_k: input must have at least k={k} entries in its last axis, got shape "
                                    f"{tuple(x.shape)}.")
     indices = _sort_order(x, -1, "DESCENDING", "top_k")[..., :int(k)]

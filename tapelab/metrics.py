@@ -35,6 +35,8 @@ def accuracy(y_true, y_pred):
 
 def evaluate_accuracy(model, x, y, batch_size=1000):
     """``accuracy(y, model(x))`` computed ``batch_size`` rows at a time (call it outside a tape)."""
+    if len(x) == 0:
+        raise ValueError("evaluate_accuracy: x has no rows, so there is no accuracy to compute. Pass the test set.")
     hits = 0
     for start in range(0, len(x), batch_size):
         hits += int(_sparse_hits("accuracy", np.asarray(y[start:start + batch_size]),
@@ -209,6 +211,11 @@ class MeanSquaredError(Metric):
 
     def _update(self, y_true, y_pred, sample_weight=None):
         labels, predictions = to_numpy(y_true), to_numpy(y_pred)
+        # the loss's shape rule: an extra trailing axis of size 1 on one side ((n,) against (n, 1)) is matched
+        if labels.ndim == predictions.ndim + 1 and labels.shape[-1:] == (1,):
+            predictions = predictions[..., None]
+        elif predictions.ndim == labels.ndim + 1 and predictions.shape[-1:] == (1,):
+            labels = labels[..., None]
         _same_shape(self.name, labels, predictions)
         self._add(np.mean(np.square(labels - predictions), axis=-1), sample_weight)
 
@@ -242,7 +249,8 @@ class _AutoAccuracy(Metric):
 
 
 def get(identifier):
-    """A metric from a name (``"accuracy"``, ``"mse"``, ...) or a Metric."""
+    """A metric from a name (``"accuracy"``, ``"mse"``, ...: it is the metric's name, as in Keras's history), a
+    Metric, or a function ``f(y_true, y_pred)`` of per-example values (its running mean)."""
     names = {"accuracy": _AutoAccuracy, "acc": _AutoAccuracy, "sparse_categorical_accuracy": SparseCategoricalAccuracy,
              "categorical_accuracy": CategoricalAccuracy, "binary_accuracy": BinaryAccuracy,
              "mse": MeanSquaredError, "mean_squared_error": MeanSquaredError}
@@ -251,13 +259,15 @@ def get(identifier):
     if isinstance(identifier, type) and issubclass(identifier, Metric):
         return identifier()
     if isinstance(identifier, str) and identifier.lower() in names:
-        return names[identifier.lower()]() if names[identifier.lower()] is not _AutoAccuracy else _AutoAccuracy(
-            identifier)
+        return names[identifier.lower()](name=identifier)
     from tapelab import losses
 
     if isinstance(identifier, str) and identifier.lower() in losses._BY_NAME:  # a loss, as a metric: its mean
         return MeanMetricWrapper(losses._BY_NAME[identifier.lower()](reduction="none"), name=identifier)
-    raise ValueError(f"unknown metric {identifier!r}: use one of {sorted(names)}, a loss's name or a metric object")
+    if callable(identifier) and not isinstance(identifier, type):
+        return MeanMetricWrapper(identifier)
+    raise ValueError(f"unknown metric {identifier!r}: use one of {sorted(names)}, a loss's name, a metric object or "
+                     "a function f(y_true, y_pred)")
 
 
 class MeanMetricWrapper(Mean):

@@ -92,8 +92,7 @@ class Model(Layer):
     @property
     def weights(self):
         """Every weight, layer by layer (each layer's trainable ones first), as Keras orders them."""
-        return _unique(list(self._weights) + [w for layer in self.layers if isinstance(layer, Layer)
-                                              for w in layer.weights])
+        return _unique(self._own_variables() + [w for layer in self._sublayers() for w in layer.weights])
 
     @property
     def name_scope(self):
@@ -350,7 +349,8 @@ class Sequential(Model):
                                   f"got {layer!r}"))
         if isinstance(layer, InputLayer):
             if self.layers:
-                raise ValueError(f"{self.name}.add: keras.Input must come first, before {self.layers[0].name}")
+                first = getattr(self.layers[0], "name", self.layers[0])
+                raise ValueError(f"{self.name}.add: keras.Input must come first, before {first!r}")
             self._input = layer.input_shape_declared
             return
         self._layers.append(layer)

@@ -64,6 +64,10 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
         raise ValueError("sigmoid_cross_entropy_with_logits: pass labels= and logits= by name")
     logits = convert_to_tensor(logits)
     labels = convert_to_tensor(labels, dtype=logits.dtype) if not hasattr(labels, "dtype") else labels
+    if tuple(labels.shape) != tuple(logits.shape):  # (as TF: they would broadcast into a bigger, wrong loss)
+        raise ValueError(
+            f"sigmoid_cross_entropy_with_logits: logits and labels must have the same shape, got logits "
+            f"{tuple(logits.shape)} and labels {tuple(labels.shape)}. Reshape one, e.g. tl.reshape(labels, (-1, 1)).")
     positive = logits >= 0
     zeros = zeros_like(logits)
     return where(positive, logits, zeros) - logits * labels + log1p(exp(where(positive, -logits, logits)))
@@ -122,7 +126,7 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
             f"conv2d: filters must have shape (height, width, in_channels={x.shape[3]}, out_channels), got "
             f"{tuple(kernel.shape)} for input {tuple(x.shape)}. If the channels come first in the input (NCHW), "
             "move them last: tl.transpose(x, [0, 2, 3, 1]).")
-    if dilations not in (None, 1, [1, 1], (1, 1), [1, 1, 1, 1]):
+    if dilations is not None and set(np.atleast_1d(dilations).tolist()) != {1}:
         raise NotImplementedError("conv2d: dilations other than 1 are not supported")
     return run(OPS["conv2d"], (x, kernel), strides=_pair_of("conv2d", strides, "strides"),
                padding=_padding("conv2d", padding))
@@ -161,6 +165,9 @@ def _dropout(x, rate, noise_shape, rng):
     from tapelab.function import _python_node_or_none
 
     x = convert_to_tensor(x)
+    if x._value.dtype.kind != "f":  # (as TF: the kept entries are scaled by 1 / (1 - rate))
+        raise ValueError(f"dropout: x must be a float tensor, since the kept entries are scaled by 1 / (1 - rate); "
+                         f"got {x.dtype.name}. Cast it first: tl.cast(x, tl.float32).")
     if not 0 <= rate < 1:
         raise ValueError(f"dropout: rate must be in [0, 1) (the fraction of entries dropped), got {rate!r}")
     if rate == 0:

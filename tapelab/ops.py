@@ -2,6 +2,7 @@
 primitive from :mod:`tapelab.primitives` (where the math lives)."""
 
 import builtins
+import math
 import sys
 from types import SimpleNamespace
 
@@ -43,7 +44,7 @@ def _binary(name, doc, accepts=None):
         try:
             return run(op, (x, y))
         except InvalidArgumentError:
-            _explain_broadcast(op.name, x, y)
+            _explain_broadcast(op.name, x._value.shape, y._value.shape)
             raise
 
     fn.__name__ = fn.__qualname__ = name
@@ -51,12 +52,12 @@ def _binary(name, doc, accepts=None):
     return fn
 
 
-def _explain_broadcast(name, x, y):
+def _explain_broadcast(name, x_shape, y_shape):
     try:
-        np.broadcast_shapes(x._value.shape, y._value.shape)
+        np.broadcast_shapes(x_shape, y_shape)
     except ValueError:
         raise InvalidArgumentError(
-            f"{name}: shapes {tuple(x.shape)} and {tuple(y.shape)} cannot be broadcast together. Broadcasting "
+            f"{name}: shapes {tuple(x_shape)} and {tuple(y_shape)} cannot be broadcast together. Broadcasting "
             "lines the shapes up from the right; each pair of dimensions must be equal, or one of them 1. "
             "Reshape one input (tl.reshape) or reduce it (tl.reduce_sum) so the shapes line up."
         ) from None
@@ -177,15 +178,19 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
     if transpose_b:
         b = matrix_transpose(b)
     if a._value.shape[-1] != b._value.shape[-2]:
+        def operand(name, shape, flipped, t):
+            return f"{name} has shape {tuple(shape)}" + (f" (transposed: {tuple(t.shape)})" if flipped else "")
+
         raise InvalidArgumentError(
-            f"matmul: inner dimensions must match, but a has shape {tuple(a.shape)} and b has shape "
-            f"{tuple(b.shape)}: a's last dimension {a.shape[-1]} != b's second-to-last {b.shape[-2]}. "
-            "In a @ b each row of a meets each column of b; maybe one of them needs tl.transpose()."
+            f"matmul: inner dimensions must match, but {operand('a', a_shape, transpose_a, a)} and "
+            f"{operand('b', b_shape, transpose_b, b)}: a's last dimension {a.shape[-1]} != b's second-to-last "
+            f"{b.shape[-2]}. In a @ b each row of a meets each column of b; maybe one of them needs transposing "
+            "(tl.transpose, or transpose_a=True / transpose_b=True)."
         )
     try:
         return run(OPS["matmul"], (a, b))
     except InvalidArgumentError:
-        _explain_broadcast("matmul (batch dimensions)", Tensor(a._value[..., 0, 0]), Tensor(b._value[..., 0, 0]))
+        _explain_broadcast("matmul (batch dimensions)", a._value.shape[:-2], b._value.shape[:-2])
         raise
 
 
@@ -205,6 +210,9 @@ def transpose(a, perm=None, conjugate=False, name=None):
 def matrix_transpose(a, name=None):
     """Swap the last two axes."""
     a = convert_to_tensor(a)
+    if a.ndim < 2:
+        raise InvalidArgumentError(f"matrix_transpose: needs a matrix (at least 2 axes), got shape {tuple(a.shape)}. "
+                                   "A vector has no second axis to swap with: reshape it first, e.g. (1, -1).")
     return transpose(a, tuple(builtins.range(a.ndim - 2)) + (a.ndim - 1, a.ndim - 2))
 
 
@@ -212,8 +220,11 @@ def reshape(tensor, shape, name=None):
     """The same values in a new shape (one dimension may be -1: worked out from the rest)."""
     tensor = convert_to_tensor(tensor)
     shape = tuple(int(n) for n in (shape.numpy() if isinstance(shape, Tensor) else np.atleast_1d(shape)))
-    if -1 in shape and tensor._value.size == 0 and 0 in shape:  # TF: -1 next to a 0 stands for 1 (numpy refuses)
-        shape = tuple(1 if n == -1 else n for n in shape)
+    if -1 in shape and tensor._value.size == 0 and 0 in shape:  # numpy refuses -1 next to a 0; TF works it out
+        # from the non-zero sizes: (0, 28, 28) -> (0, -1) is (0, 784)
+        known = math.prod(n for n in shape if n not in (0, -1))
+        shape = tuple(max(math.prod(n for n in tensor._value.shape if n) // max(known, 1), 1) if n == -1 else n
+                      for n in shape)
     try:
         return run(OPS["reshape"], (tensor,), shape=shape)
     except InvalidArgumentError:
@@ -275,6 +286,13 @@ def concat(values, axis, name=None):
 def stack(values, axis=0, name=None):
     """Join tensors of equal shape along a new axis."""
     values = [convert_to_tensor(v) for v in values]
+    if not values:
+        raise ValueError("stack: needs at least one tensor to stack, got an empty list.")
+    shapes = {tuple(v.shape) for v in values}
+    if len(shapes) > 1:
+        raise InvalidArgumentError(f"stack: every tensor must have the same shape, got {sorted(shapes)}. stack adds "
+                                   "a new axis; to join tensors along an existing axis whose sizes differ, use "
+                                   "tl.concat.")
     return concat([expand_dims(v, axis) for v in values], axis)
 
 
@@ -284,10 +302,6 @@ def _axes(x, axis, name):
         return None
     axis = axis.numpy() if isinstance(axis, Tensor) else axis
     out = []
-    if len(set(np.atleast_1d(axis).tolist())) != np.size(axis):
-        raise InvalidArgumentError(
-            f"{name}: axis {list(np.atleast_1d(axis))} names an axis twice (duplicate dimension); give each axis once."
-        )
     for a in np.atleast_1d(axis):
         a = int(a)
         if not -x.ndim <= a < max(x.ndim, 1):
@@ -296,7 +310,12 @@ def _axes(x, axis, name):
                 f"valid axes are {-x.ndim}..{x.ndim - 1}."
             )
         out.append(a % max(x.ndim, 1))
-    return tuple(sorted(set(out)))
+    if len(set(out)) != len(out):  # (after -1 became the last axis: [0, -2] on a matrix names axis 0 twice)
+        raise InvalidArgumentError(
+            f"{name}: axis {np.atleast_1d(axis).tolist()} names an axis twice (duplicate dimension) for a tensor of "
+            f"shape {tuple(x.shape)}; give each axis once."
+        )
+    return tuple(sorted(out))
 
 
 def _reduction(name, doc, kinds="fiu"):
@@ -304,7 +323,8 @@ def _reduction(name, doc, kinds="fiu"):
     op = OPS[name]
 
     def fn(input_tensor, axis=None, keepdims=False, name=None):
-        x = convert_to_tensor(input_tensor, dtype=dtypes.bool if kinds == "b" else None)
+        x = input_tensor if isinstance(input_tensor, Tensor) else convert_to_tensor(
+            input_tensor, dtype=dtypes.bool if kinds == "b" else None)
         if x._value.dtype.kind not in kinds:
             raise InvalidArgumentError(_reduction_dtype_text(op.name, x, kinds))
         return run(op, (x,), axis=_axes(x, axis, op.name), keepdims=bool(keepdims))
@@ -623,13 +643,26 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     """Add ``paddings[i] = [before, after]`` entries around axis ``i``: zeros (or ``constant_values``), or with
     ``mode="REFLECT"`` / ``"SYMMETRIC"`` mirrored copies of the edge."""
     x = convert_to_tensor(tensor)
-    paddings = tuple(tuple(int(n) for n in p) for p in to_numpy(paddings).reshape(-1, 2).tolist())
+    given = to_numpy(paddings)
+    if given.size == 0:  # (no pairs: a scalar has no axes to pad)
+        given = given.reshape(0, 2)
+    if given.ndim != 2 or given.shape[1:] != (2,):
+        raise InvalidArgumentError(f"pad: paddings must be one [before, after] pair per axis of shape "
+                                   f"{tuple(x.shape)}, i.e. of shape ({x.ndim}, 2), got {given.tolist()}. E.g. "
+                                   "[[1, 1]] pads a vector by one entry at each end.")
+    paddings = tuple(tuple(int(n) for n in p) for p in given.tolist())
     if len(paddings) != x.ndim or any(n < 0 for p in paddings for n in p):
         raise InvalidArgumentError(f"pad: paddings must be one non-negative [before, after] pair per axis of shape "
                                    f"{tuple(x.shape)}, got {[list(p) for p in paddings]}.")
     mode = str(mode).lower()
     if mode not in ("constant", "reflect", "symmetric"):
         raise ValueError(f"pad: mode must be 'CONSTANT', 'REFLECT' or 'SYMMETRIC', got {mode.upper()!r}")
+    widest = {"reflect": 1, "symmetric": 0}.get(mode)  # a mirror copies at most the axis (less its edge entry)
+    for axis, (p, n) in enumerate(zip(paddings, x.shape)):
+        if widest is not None and max(p) > n - widest:
+            raise InvalidArgumentError(
+                f"pad: {mode.upper()} mode mirrors the tensor's own entries, so each padding of axis {axis} (size {n}) "
+                f"must be at most {n - widest}, got {list(p)}. Pad less, or use mode='CONSTANT'.")
     value = convert_to_tensor(constant_values, dtype=x.dtype)._value.item() if mode == "constant" else 0
     return run(OPS["pad"], (x,), paddings=paddings, mode=mode, constant_values=value)
 
@@ -637,6 +670,9 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
 def squeeze(input, axis=None, name=None):
     """Remove axes of size 1 (all of them, or those in ``axis``)."""
     x = convert_to_tensor(input)
+    if axis is not None and x.ndim == 0:
+        raise InvalidArgumentError(f"squeeze: a scalar has no axes to remove, but axis={axis!r} was given. Leave out "
+                                   "axis (or squeeze a tensor with axes of size 1).")
     axes = _axes(x, axis, "squeeze") if axis is not None else tuple(i for i, n in enumerate(x.shape) if n == 1)
     if any(x.shape[a] != 1 for a in axes):
         raise InvalidArgumentError(f"squeeze: can only remove axes of size 1, but shape {tuple(x.shape)} has "

@@ -454,3 +454,25 @@ def test_fit_builds_an_unbuilt_model_on_its_first_step():
     net.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     net.fit(x, y, batch_size=4, verbose=0)
     assert net.optimizer.iterations == 1 and len(net.trainable_variables) == 2
+
+
+def test_a_model_s_weights_are_its_variables_also_those_held_in_attributes():
+    """weights, get_weights/set_weights and save_weights agree on which Variables a model has (see
+    docs/differences.md: Keras 3 tracks only its own variables; tapelab has one kind)."""
+
+    class Scaled(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = keras.layers.Dense(1)
+            self.scale = tl.Variable(2.0)
+
+        def call(self, x):
+            return self.dense(x) * self.scale
+
+    model = Scaled()
+    model(tl.zeros((1, 2)))
+    assert {id(w) for w in model.weights} == {id(v) for v in model.variables} and len(model.weights) == 3
+    values = model.get_weights()
+    values[[w.name for w in model.weights].index(model.scale.name)] = np.float32(5.0)
+    model.set_weights(values)
+    assert float(model.scale) == 5.0
