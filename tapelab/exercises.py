@@ -64,9 +64,10 @@ def check(question, answer, expected=None, *, test=None, hint="", tol=1e-4):
 
 
 def _compare(answer, expected, tol):
-    if isinstance(expected, dtypes.DType):
+    want = _as_dtype(expected)
+    if want is not None:  # (before numbers: np.float32 is a type that numpy would also read as an array)
         try:
-            return dtypes.as_dtype(answer) == expected
+            return dtypes.as_dtype(answer) == want
         except (TypeError, ValueError):
             return f"{answer!r} is not a dtype (write it like 'float32' or tf.float32)"
     if isinstance(expected, bool):
@@ -86,6 +87,16 @@ def _compare(answer, expected, tol):
             return f"your answer has shape {got.shape}, the answer has shape {want.shape}"
         return bool(np.allclose(got, want, rtol=tol, atol=tol))
     raise TypeError(f"check: cannot compare with {type(expected).__name__}; pass test=")
+
+
+def _as_dtype(expected):
+    """``expected`` as a DType when it is one (``tl.float32``, ``np.float32``, ``np.dtype("float32")``), else None."""
+    if not isinstance(expected, (dtypes.DType, np.dtype, type)):
+        return None
+    try:
+        return dtypes.as_dtype(expected)
+    except (TypeError, ValueError):
+        return None
 
 
 def _text(answer):

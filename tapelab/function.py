@@ -328,7 +328,12 @@ class Graph:
     def __str__(self):  # the listing, as a tape's (tapelab.viz, through recording.display)
         if recording.display.text is None:
             return repr(self)
-        return recording.display.text(self).replace("GradientTape:", f"Graph '{self.name}':", 1)
+        return recording.display.text(self)
+
+    @property
+    def title(self):
+        """What its listing is headed with (``Graph 'f_0': 2 ops``)."""
+        return f"Graph '{self.name}'"
 
     def __repr__(self):
         return f"<tapelab.Graph '{self.name}': {len(self.placeholders)} inputs, {len(self.entries)} nodes>"

@@ -184,8 +184,9 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
         raise InvalidArgumentError(
             f"matmul: inner dimensions must match, but {operand('a', a_shape, transpose_a, a)} and "
             f"{operand('b', b_shape, transpose_b, b)}: a's last dimension {a.shape[-1]} != b's second-to-last "
-            f"{b.shape[-2]}. In a @ b each row of a meets each column of b; maybe one of them needs transposing "
-            "(tl.transpose, or transpose_a=True / transpose_b=True)."
+            f"{b.shape[-2]}. In a @ b each row of a meets each column of b; maybe one of them needs "
+            + ("transposing differently (transpose_a / transpose_b)." if transpose_a or transpose_b else
+               "tl.transpose().")
         )
     try:
         return run(OPS["matmul"], (a, b))

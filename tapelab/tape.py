@@ -186,7 +186,7 @@ class Backward:
     pictures read, replays the walk over the same entries and seeds the first time it is asked for.
     """
 
-    def __init__(self, entries, targets, sources, seeds, reaches, tracked, stopped, grads, complete):
+    def __init__(self, entries, targets, sources, seeds, reaches, tracked, stopped, grads, complete, unconnected=None):
         self.entries = entries  # the tape's entries, in execution order
         self.targets = targets  # the target tensors
         self.sources = sources  # the source tensors, flattened
@@ -197,6 +197,7 @@ class Backward:
         # the walk's gradients: all of them (``complete``: the stepper's walk, a recorded one), or only the
         # sources' until the pictures ask for the rest
         self._grads, self._complete = grads, complete
+        self.unconnected = unconnected  # gradient()'s unconnected_gradients (None: backward_steps, which gives none)
 
     @property
     def grads(self):
@@ -407,7 +408,7 @@ class GradientTape:
         ``unconnected_gradients="zero"``); integer sources always get ``None``.
         """
         unconnected = _unconnected(unconnected_gradients)
-        flat_sources, grads = self._backward("gradient", target, sources, output_gradients)
+        flat_sources, grads = self._backward("gradient", target, sources, output_gradients, unconnected=unconnected)
         return nest.pack_like(sources, [self._result(s, grads, unconnected) for s in flat_sources])
 
     def backward_steps(self, target, sources, output_gradients=None):
@@ -430,7 +431,7 @@ class GradientTape:
         self._backward("backward_steps", target, sources, output_gradients, on_step)
         return steps
 
-    def _backward(self, what, target, sources, output_gradients, on_step=None):
+    def _backward(self, what, target, sources, output_gradients, on_step=None, unconnected=None):
         """Check, seed, walk the entries backwards, keep a record for display, release a one-shot tape."""
         self._check_usable(what)
         flat_sources = self._flat_sources(sources, what)
@@ -438,11 +439,11 @@ class GradientTape:
         seeds = self._seeds(target, targets, output_gradients)
         self._warn_unseen(targets, flat_sources, what)
         walked = self._backprop(seeds, flat_sources, on_step)
-        self._keep_backward(targets, flat_sources, seeds, walked)
+        self._keep_backward(targets, flat_sources, seeds, walked, unconnected)
         self._release()
         return flat_sources, walked.grads
 
-    def _keep_backward(self, targets, sources, seeds, walked):
+    def _keep_backward(self, targets, sources, seeds, walked, unconnected=None):
         """Keep what this backward pass saw for display (see :class:`Backward`)."""
         grads = walked.grads
         if walked.complete and grads and isinstance(next(iter(grads.values())), Tensor):  # a recorded pass
@@ -453,7 +454,7 @@ class GradientTape:
         else:  # a one-shot tape lets go of these right after (_release), so they need no copy
             entries, reaches, tracked, stopped = self.entries, walked.reaches, self._tracked.keys(), self._stopped_from
         self.last_backward = Backward(entries, targets, sources, seeds, reaches, tracked, stopped, grads,
-                                      walked.complete)
+                                      walked.complete, unconnected)
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):

@@ -288,7 +288,7 @@ CASES = [
     Case("matmul-batch-of-empty-matrices", lambda tmp: tl.matmul(tl.zeros((2, 0, 3)), tl.zeros((3, 3, 4))),
          InvalidArgumentError, "matmul (batch dimensions)", ("(2,)", "(3,)"), ("tl.reshape",)),
     Case("matmul-transposed-inner", lambda tmp: tl.matmul(_x(), tl.ones((3, 4)), transpose_a=True),
-         InvalidArgumentError, "matmul", ("(2, 3)", "transposed: (3, 2)", "(3, 4)"), ("transpose_a",)),
+         InvalidArgumentError, "matmul", ("(2, 3)", "transposed: (3, 2)", "(3, 4)"), ("transpose_a / transpose_b",)),
     Case("squeeze-scalar-axis", lambda tmp: tl.squeeze(5.0, axis=0), InvalidArgumentError, "squeeze",
          ("scalar", "axis=0"), ("Leave out",)),
     Case("pad-paddings-not-pairs", lambda tmp: tl.pad(_y(), [1, 2, 3]), InvalidArgumentError, "pad",

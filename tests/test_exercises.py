@@ -95,3 +95,20 @@ def test_check_compares_tuples_numpy_booleans_and_explains_a_word_for_a_number(c
     lines = capsys.readouterr().out.splitlines()
     assert [line[0] for line in lines] == ["✓", "✓", "✗", "✓"]
     assert lines[2].endswith("your answer is 'four'; a number (or a list of numbers) is expected")
+
+
+def test_check_compares_a_dtype_with_numpy_dtypes_as_dtypes(capsys):
+    import numpy as np
+
+    import tapelab as tl
+    from tapelab.exercises import check
+
+    check("np.float32", "float32", np.float32)  # np.float32 also has __array__: it is still a dtype here
+    check("np.float32 again", tl.float32, np.float32)
+    check("a numpy dtype", "float32", np.dtype("float32"))
+    check("another dtype", "int32", np.float32)
+    check("not a dtype", "fast", np.float32)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line[0] for line in lines] == ["✓", "✓", "✓", "✗", "✗"]
+    assert lines[3].endswith("your answer is 'int32'")
+    assert lines[4].endswith("'fast' is not a dtype (write it like 'float32' or tf.float32)")

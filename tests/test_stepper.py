@@ -436,16 +436,99 @@ def test_the_start_says_what_the_backward_pass_starts_from():
     with tl.GradientTape(persistent=True) as tape:
         y = x * x
         z = tl.reduce_sum(y)
-    given = walkthrough(tape, y, x, output_gradients=tl.constant([10.0, 0.0]))
-    assert step_view(given, 0).panel[0] == "Start: the backward pass begins at the targets with the output_gradients " \
-        "given: ∂/∂%0 = [10, 0]."
+    given = walkthrough(tape, y, x, output_gradients=tl.constant([10.0, 0.0]))  # one target: no "∂/∂%0", no plural
+    assert step_view(given, 0).panel[0] == "Start: the backward pass begins at the target %0 with the " \
+        "output_gradients given as its gradient: [10, 0]."
     assert step_view(given, given.count()).table == [("x", "[20, 0]", "final")]
+    two = walkthrough(tape, [y, z], x, output_gradients=[tl.constant([10.0, 0.0]), tl.constant(2.0)])
+    assert step_view(two, 0).panel[0] == "Start: the backward pass begins at the targets with the output_gradients " \
+        "given as their gradients: %0 gets [10, 0], %1 gets 2."
     both = walkthrough(tape, [y, z], x)  # z is computed from y: y's own 1 is part of what reaches it
     assert step_view(both, 0).panel[0].startswith("Start: the backward pass begins at the targets %0, %1 with 1 at "
                                                  "each, for every element ((%0 + %1) is their sum).")
     assert "∂(%0 + %1)/∂%0: [1, 1] + [1, 1] = [2, 2], final" in step_view(both, 1).text
     itself = walkthrough(tape, z, [x, z])  # a target that is also a source: its gradient is 1
     assert step_view(itself, itself.count()).table[1] == ("%1", "1", "final")
+
+
+def test_a_target_that_another_target_reads_gets_its_seed_as_one_part_on_the_picture_too():
+    x = tl.Variable([1.0, 2.0], name="x")
+    with tl.GradientTape() as tape:
+        a = x * 1.0
+        b = a * x
+    walk = walkthrough(tape, [a, b], x)
+    # a starts with 1 (its seed) and gets x from b: the edge carries one part of two, as the panel says
+    assert walk.labels[edge_id(walk, "%0", "op_1")] == "∂(%0 + %1)/∂%0\n+= [1, 2]"
+    assert "∂(%0 + %1)/∂%0: [1, 1] + [1, 2] = [2, 3], final" in step_view(walk, 1).text
+    assert walk.labels[out_edge(walk, 0)] == "∂(%0 + %1)/∂%0\n= [2, 3]"  # the whole of it arrives at op 0
+    assert {t.name: t.parts for t in walk.data.tensors.values()} == {"x": 2, "1": 0, "%0": 2, "%1": 1}
+
+
+def test_the_stepper_starts_from_the_backward_passs_own_seeds():
+    x = tl.Variable([1.0, 2.0], name="x")
+    with tl.GradientTape(persistent=True) as tape:
+        y = x * x
+    g1, g2 = tl.constant([1.0, 0.0]), tl.constant([0.0, 3.0])
+    walk = walkthrough(tape, [y, y], x, output_gradients=[g1, g2])  # one target twice: its seeds add up
+    (key, (_, seed)), = tape.last_backward.seeds.items()
+    assert walk.seeds[key] is seed and fmt.array_text(seed) == "[1, 3]"
+    assert step_view(walk, walk.count()).table == [("x", fmt.array_text(tape.gradient([y, y], x, [g1, g2])), "final")]
+
+
+def test_with_no_op_to_step_through_a_source_that_is_the_target_has_its_seed_not_none():
+    x = tl.Variable(3.0, name="x")
+    w = tl.Variable(1.0, name="w")
+    with tl.GradientTape(persistent=True) as tape:
+        x * w
+    start = step_view(walkthrough(tape, x, x), 0)
+    assert start.panel[1] == ("  No recorded op lies between the sources and the target: there is nothing to step "
+                              "through; x is the target itself, so its gradient is the one the pass starts from.")
+    assert start.table == [("x", "1", "final")]
+    both = step_view(walkthrough(tape, x, [x, w]), 0)
+    assert both.panel[1].endswith("so its gradient is the one the pass starts from, and every other source's is None.")
+    assert both.table[1] == ("w", "None", "not connected to the target")
+    none = step_view(walkthrough(tape, x, w), 0)
+    assert none.panel[1].endswith("nothing to step through, and every source's gradient is None (the table says why).")
+
+
+def test_the_forward_replay_lists_the_inputs_the_listing_lists():
+    v, w = tl.Variable(1.0, name="v"), tl.Variable(2.0, name="w")
+    with tl.GradientTape() as tape:
+        loss = (v * w) * 0.5
+    listing = str(tape)
+    start = step_view(walkthrough(tape, loss, [v, w]), 0, "forward")
+    assert "Inputs: v, w. Press Next" in start.panel[0]  # 0.5 is written inside its op, as the listing writes it
+    assert start.table == [("v", "1", "variable"), ("w", "2", "variable")]
+    assert "0.5 :" not in listing and "multiply(%0, 0.5)" in listing
+
+
+def test_without_anywidget_or_graphviz_the_stepper_still_steps_and_the_picture_says_why(monkeypatch):
+    """No library the picture needs may surface as an error once the backward pass has used up the tape."""
+    monkeypatch.setenv("TAPELAB_DOT", "browser")  # no Graphviz program in the kernel
+    monkeypatch.setitem(sys.modules, "anywidget", None)  # what Python sees when anywidget is not installed
+    for name in ("tapelab.viz.browser", "tapelab.viz.graphview"):  # imported afresh: they import anywidget
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    tape, x, y, _, loss = seed_000()
+    s = tl.viz.BackwardStepper(tape, loss, [x, y])
+    assert tape.used and type(s.graph).__name__ == "FramesView"
+    assert "no graph: GraphvizNotFound: TAPELAB_DOT=browser" in s.graph.value
+    assert "pip install anywidget" in s.graph.value
+    s.slider.value = 2
+    assert s.view.table == [("x", "[[1, 1], [1, 1]]", "final"), ("y", "[[0.5, 0.5], [0.5, 0.5]]", "final")]
+
+
+def test_a_picture_too_big_for_the_browser_does_not_stop_the_stepper(monkeypatch):
+    from tapelab.viz import render
+
+    monkeypatch.setenv("TAPELAB_DOT", "browser")
+    monkeypatch.setattr(render, "MAX_NODES", 3)  # seed_000 draws 6 nodes
+    tape, x, y, _, loss = seed_000()
+    s = tl.viz.BackwardStepper(tape, loss, [x, y])
+    assert tape.used and type(s.graph).__name__ == "GraphView" and s.graph.dot == ""  # nothing for the browser
+    assert "BackwardStepper: this picture has about 6 nodes, too many to lay out in the browser" in s.graph.svg
+    assert "digraph" not in s.graph.svg
+    s.slider.value = 2
+    assert s.view.table[1] == ("y", "[[0.5, 0.5], [0.5, 0.5]]", "final")
 
 
 def test_a_broadcast_input_gets_the_sum_of_its_parts():

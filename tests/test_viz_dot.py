@@ -358,3 +358,43 @@ def test_a_tensor_that_is_not_drawn_cannot_be_highlighted_silently():
     tape, loss, _ = mlp_tape()
     with pytest.raises(ValueError, match=r"%0 is not drawn as a node: it is inside a collapsed box"):
         to_dot(tape, collapse=True, highlight=["%0"])
+
+
+def test_op_tooltips_say_plus_equals_for_every_part_and_give_no_rule_where_no_gradient_flows():
+    x = tl.Variable(1.0, name="x")
+    v = tl.Variable(2.0, name="v", trainable=False)  # not watched: the listing says its gradient is None
+    with tl.GradientTape() as tape:
+        a = x * 3.0
+        b = tl.exp(x)
+        loss = a * v + b
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tape.gradient(loss, [x, v])
+    nodes, _, _ = parse(to_dot(tape))
+    # x is read by two ops: each sends one of its two parts
+    assert nodes["op_0"]["tooltip"] == "∂%3/∂x += ∂%3/∂%0 * 3"
+    assert nodes["op_1"]["tooltip"] == "∂%3/∂x += ∂%3/∂%1 * exp(x)"
+    assert nodes["op_2"]["tooltip"] == "∂%3/∂%0 = ∂%3/∂%2 * v"  # no rule for v: no gradient reaches it
+    assert "∂%3/∂v = None    # not watched by the tape" in str(tape)
+    data = tl.viz.tape_data(tape)
+    assert [(t.name, t.tracked, t.parts) for t in data.tensors.values() if not t.literal] == [
+        ("x", True, 2), ("v", False, 0), ("%0", True, 1), ("%1", True, 1), ("%2", True, 1), ("%3", True, 1)]
+
+
+def test_a_target_read_by_another_target_gets_plus_equals_in_its_tooltip():
+    x = tl.Variable([1.0, 2.0], name="x")
+    with tl.GradientTape() as tape:
+        a = x * 2.0
+        b = a * x
+    tape.gradient([a, b], x)
+    nodes, _, _ = parse(to_dot(tape))
+    assert nodes["op_1"]["tooltip"] == "∂(%0 + %1)/∂%0 += ∂(%0 + %1)/∂%1 * x; ∂(%0 + %1)/∂x += ∂(%0 + %1)/∂%1 * %0"
+
+
+def test_one_node_to_highlight_need_not_be_in_a_list():
+    weight = tl.Variable(2.0, name="weight")
+    with tl.GradientTape() as tape:
+        weight * 3.0
+    for one in ("weight", weight):  # a name is not a list of letters; a tensor is not a list of elements
+        assert named(parse(to_dot(tape, highlight=one))[0])["weight"]["color"] == "#dc2626"
+    assert parse(to_dot(tape, highlight=0))[0]["op_0"]["penwidth"] == "3"

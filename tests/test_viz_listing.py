@@ -287,3 +287,36 @@ def test_a_variable_read_only_while_recording_was_stopped_was_never_watched():
         warnings.simplefilter("ignore")
         assert tape.gradient(y, [x, w])[1] is None
     assert str(tape).splitlines()[-1] == "  ∂%0/∂w = None    # read only while recording was stopped: never watched"
+
+
+def test_sources_the_last_gradient_call_was_not_taken_for_still_show_their_gradients():
+    x, y = tl.Variable(2.0, name="x"), tl.Variable(3.0, name="y")
+    with tl.GradientTape(persistent=True) as tape:
+        loss = x * y
+    tape.gradient(loss, x)
+    tape.gradient(loss, y)
+    assert format_tape(tape, sources=[x, y]).endswith("gradient of %0:\n  ∂%0/∂x = 3\n  ∂%0/∂y = 2")
+    with tl.GradientTape() as once:  # a one-shot tape: walked again from its backward record
+        loss = x * y
+    once.gradient(loss, y)
+    assert format_tape(once, sources=[x, y]).endswith("gradient of %0:\n  ∂%0/∂x = 3\n  ∂%0/∂y = 2")
+
+
+def test_unconnected_gradients_zero_lists_the_zeros_gradient_returned():
+    x = tl.Variable(2.0, name="x")
+    u = tl.constant([1.0, 2.0])
+    with tl.GradientTape() as tape:
+        loss = x * x
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, du = tape.gradient(loss, [x, u], unconnected_gradients="zero")
+    assert du.numpy().tolist() == [0.0, 0.0]
+    assert str(tape).splitlines()[-1] == ('  ∂%0/∂%in0 = [0, 0]    # not watched by the tape; '
+                                          'unconnected_gradients="zero" gives zeros, not None')
+    assert "gradient: None" not in tl.viz.to_dot(tape)
+
+
+def test_a_traced_graphs_listing_is_headed_by_the_graph_itself():
+    graph = tl.function(lambda v: v * v + 1.0).get_concrete_function(tl.constant(2.0))
+    assert format_tape(graph).startswith("Graph '<lambda>_0': 2 ops\n")  # not only print(graph)
+    assert str(graph.graph).startswith("Graph '<lambda>_0': 2 ops\n")

@@ -271,3 +271,16 @@ def test_a_traced_graph_shows_its_picture_and_its_listing():
     graph = f.get_concrete_function(tl.constant(2.0)).graph
     data, metadata = graph._repr_mimebundle_()
     assert "image/png" in data and data["text/plain"] == str(graph)
+
+
+def test_the_too_big_message_says_which_ops_max_ops_keeps(monkeypatch):
+    tape, x, y, z, loss = seed_000()
+    dot = tl.viz.to_dot(tape, max_ops=1)
+    assert '"op_1" [' in dot and '"op_0" [' not in dot  # the op nearest the target stays; the first one goes
+    monkeypatch.setattr(render, "MAX_NODES", 3)  # (render, not browser: checking needs no anywidget)
+    with pytest.raises(ValueError) as error:
+        render.check_size(dot)
+    message = str(error.value)
+    assert message.startswith("draw: this picture has about 4 nodes, too many to lay out in the browser")
+    assert "a smaller max_ops (the default, 100, draws only the last 100 ops, those nearest the target)" in message
+    assert "first" not in message

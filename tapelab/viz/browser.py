@@ -9,29 +9,13 @@ Imported only when a picture is drawn this way (``import tapelab`` needs no widg
 """
 
 import pathlib
-import re
 
 import anywidget
 import traitlets
 
-from tapelab.viz.render import VIZJS
+from tapelab.viz.render import _NODE, MAX_NODES, VIZJS, check_size  # noqa: F401 (the size check lives in render)
 
 HERE = pathlib.Path(__file__).parent
-# past this many nodes viz.js would keep the page blank for many seconds (measured: benchmarks/README.md)
-MAX_NODES = 10_000
-_NODE = re.compile(r'^\s*"[^"]*" \[', re.M)  # a node statement of DOT text (an edge's line has "a" -> "b")
-
-
-def check_size(source):
-    """Refuse DOT text with more nodes than the browser lays out in seconds, saying what to draw instead."""
-    nodes = len(_NODE.findall(source))
-    if nodes > MAX_NODES:
-        raise ValueError(
-            f"draw: this picture has about {nodes:,} nodes, too many to lay out in the browser (Graphviz there "
-            f"takes many seconds past {MAX_NODES:,}). Draw fewer ops: max_ops=100 shows the first 100 (the "
-            "default), collapse=True folds each name scope into one box; or install Graphviz for the kernel "
-            "(apt-get install graphviz, or pip install graphviz-pure). print(tape) lists every op."
-        )
 
 
 class DrawsInBrowser(anywidget.AnyWidget):

@@ -259,11 +259,12 @@ class DotGraph:
         """The op's gradient rules for the inputs a gradient can reach, in the tensors' names: ``∂loss/∂x =
         ∂loss/∂z @ y.T`` (``grad x = grad z @ y.T`` before there is a target)."""
         data = self.data
-        wanted = [(f, k) for f, k in zip(op.formulas, op.inputs) if f and _differentiable(data.tensors[k])]
+        sends = data.tensors[op.output].reached  # (the backward pass sends parts to tracked inputs only)
+        wanted = [(f, k) for f, k in zip(op.formulas, op.inputs) if f and sends and data.tensors[k].tracked]
         if not wanted:
             return f"{op.name}: no gradient flows back through it here"
         symbols = rule_symbols(data, op)
-        return "; ".join(f"{data.grad_of(k)} {'+' if op.inputs.count(k) > 1 else ''}= {fmt.rule_rhs(f, symbols)}"
+        return "; ".join(f"{data.grad_of(k)} {'+' if data.tensors[k].parts > 1 else ''}= {fmt.rule_rhs(f, symbols)}"
                          for f, k in wanted)
 
     def _more_attrs(self):
@@ -348,6 +349,8 @@ class DotGraph:
         if not data.ops and title is None:  # an empty picture teaches nothing: say why it is empty
             title = spell(EMPTY_TITLE)
         hi_nodes, hi_edges = set(), set()
+        if isinstance(highlight, (str, int, Tensor)):  # one node (a name is not a list of letters)
+            highlight = [highlight]
         for h in highlight:
             if isinstance(h, tuple) or (isinstance(h, str) and any(e.id == h for e in self.edges)):
                 hi_edges.update(self._edge_ids(h))
@@ -415,11 +418,6 @@ def rule_symbols(data, op):
         size_in, size_out = (math.prod(data.tensors[k].shape) for k in (op.inputs[0], op.output))
         symbols["n"] = str(size_in // max(size_out, 1))
     return symbols
-
-
-def _differentiable(t):
-    """Whether a gradient can reach this tensor at all (constants, stopped tensors and integers get none)."""
-    return t.kind not in ("constant", "stopped") and t.dtype.startswith("float")
 
 
 def _check_scope_names(data, what, names):

@@ -4,8 +4,9 @@
 
 Controls are ipywidgets; the picture is an anywidget (``GraphView``) that restyles one Graphviz layout in
 the browser and follows the current op. Without anywidget the picture is each step's still frame, drawn
-by Graphviz in the kernel (slower, and it does not scroll to the current op). Without a live kernel (a
-notebook opened, not run) the output shows a still frame of the last step as PNG, and every step as text.
+by Graphviz in the kernel (slower, and it does not scroll to the current op); without either, or for a picture
+too big for the browser, the picture says why and the panel and table alone show the steps. Without a live
+kernel (a notebook opened, not run) the output shows a still frame of the last step as PNG, and every step as text.
 """
 
 import html
@@ -30,16 +31,17 @@ def _ipywidgets():
 
 def _picture(widgets, walk, mode):
     """The picture's widget: the anywidget ``GraphView`` (one layout, restyled in the browser), else ``FramesView``."""
-    from tapelab.viz.render import GraphvizNotFound, render_dot
+    from tapelab.viz.render import GraphvizNotFound, check_size, render_dot
 
     dot = ""  # the DOT for the browser to lay out, when the kernel has no Graphviz
     try:
         svg = render_dot(walk.dot, "svg").decode("utf-8")
     except GraphvizNotFound as e:  # the browser lays it out (graphview.js), if it is not too big for it
-        from tapelab.viz.browser import check_size
-
-        check_size(walk.dot)
-        svg, dot = _no_graph(e, walk.dot), walk.dot
+        try:
+            check_size(walk.dot, "BackwardStepper")
+            svg, dot = _no_graph(e, walk.dot), walk.dot
+        except ValueError as too_big:  # (the tape is used up by now: no error, the panel and table still teach)
+            svg = _no_graph(too_big)
     except Exception as e:  # a failing dot: the text still teaches
         svg = _no_graph(e, walk.dot)
     width = _natural_width_px(svg) * LEGIBLE_ZOOM if not dot else 520  # a wide picture takes the whole row
@@ -52,9 +54,15 @@ def _picture(widgets, walk, mode):
                      mode=mode, layout=layout)
 
 
-def _no_graph(error, dot):
-    return (f'<pre style="color: #6b7280">(no graph: {html.escape(f"{type(error).__name__}: {error}")})\n\n'
-            f"{html.escape(dot)}</pre>")
+def _no_graph(error, dot="", note=""):
+    """What shows instead of the picture: why there is none (and what to do), then the DOT text if given."""
+    return (f'<pre style="color: #6b7280">(no graph: {html.escape(f"{type(error).__name__}: {error}")})'
+            + (f"\n{html.escape(note)}" if note else "") + (f"\n\n{html.escape(dot)}" if dot else "") + "</pre>")
+
+
+NO_FRAMES = ("Without anywidget the stepper's picture is drawn by Graphviz in the kernel, and there is none here. "
+             "To draw it in the browser instead: pip install anywidget (or pip install 'tapelab[lab]'). The panel "
+             "and the table show every step meanwhile.")
 
 
 def _frames_view(widgets):
@@ -73,14 +81,16 @@ def _frames_view(widgets):
 
         @traitlets.observe("position", "mode")
         def _draw(self, change=None):
-            from tapelab.viz.render import fit_width, render_dot
+            from tapelab.viz.render import GraphvizNotFound, fit_width, render_dot
 
             key = (self.mode, self.position)
             if key not in self._svgs:
                 try:
                     self._svgs[key] = fit_width(render_dot(frame_dot(self._walk, *key[::-1]), "svg").decode("utf-8"))
-                except Exception as e:  # noqa: BLE001 - no Graphviz: the panel still teaches
-                    self._svgs[key] = f'<pre style="color: #6b7280">(no graph: {html.escape(str(e))})</pre>'
+                except GraphvizNotFound as e:  # no Graphviz either: the panel still teaches
+                    self._svgs[key] = _no_graph(e, note=NO_FRAMES)
+                except Exception as e:  # noqa: BLE001 - a failing dot: the panel still teaches
+                    self._svgs[key] = _no_graph(e)
             self.value = f'<div style="max-height: 620px; overflow: auto">{self._svgs[key]}</div>'
 
     return FramesView

@@ -14,9 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from tapelab import nest
 from tapelab.learner import spell
-from tapelab.tensor import Tensor
 from tapelab.viz import fmt
 from tapelab.viz.dot import HIGHLIGHT, MAX_OPS, NodeId, build, rule_symbols
 
@@ -122,21 +120,9 @@ def walkthrough(tape, target, sources, output_gradients=None, *, collapse=None, 
     for p, s in enumerate(steps, start=1):
         for c in s.contributions:
             last_part[c.tensor._key] = (p, c.index)
-    return Walkthrough(steps, _seeds(bw.targets, target, output_gradients), last_part, graph.data, graph,
-                       graph.source(edge_labels=labels, rankdir=rankdir), labels,
-                       {"backward": backward, "forward": _forward_schedule(graph)}, rankdir)
-
-
-def _seeds(targets, target, output_gradients):
-    """target key -> the gradient the backward pass starts from: ones, or the given output_gradients (summed
-    when a target is given twice, as gradient() does)."""
-    given = [None] * len(targets) if output_gradients is None else nest.flatten_up_to(target, output_gradients)
-    seeds = {}
-    for t, g in zip(targets, given):
-        g = np.ones(t.shape, t._value.dtype) if g is None else np.asarray(g._value if isinstance(g, Tensor) else g,
-                                                                          t._value.dtype)
-        seeds[t._key] = g if t._key not in seeds else seeds[t._key] + g
-    return seeds
+    seeds = {k: g for k, (_, g) in bw.seeds.items()}  # as gradient() seeds: ones, or the output_gradients given
+    return Walkthrough(steps, seeds, last_part, graph.data, graph, graph.source(edge_labels=labels, rankdir=rankdir),
+                       labels, {"backward": backward, "forward": _forward_schedule(graph)}, rankdir)
 
 
 def _backward_schedule(steps, graph):
@@ -188,15 +174,14 @@ def _forward_schedule(graph):
 
 def _edge_labels(steps, graph, schedule):
     """Every edge a gradient flows along -> its label: ``∂loss/∂z = 0.25`` for the gradient arriving at an op's
-    output, ``∂loss/∂x = ...`` (or ``+= ...`` when x gets several parts) for what an op sends to an input."""
+    output, ``∂loss/∂x = ...`` (or ``+= ...`` when x gets several parts, a target's seed among them) for what an
+    op sends to an input."""
     data = graph.data
-    parts = {}  # tensor key -> how many contributions it gets in all
     sent = {}  # (op index, input index) -> contribution
     upstream = {}
     for s in steps:
         upstream[s.index] = s.upstream
         for c in s.contributions:
-            parts[c.tensor._key] = parts.get(c.tensor._key, 0) + 1
             sent[(s.index, c.index)] = c.value
     by_unit = {}  # (unit, tensor) -> summed contributions of the unit's ops to that tensor
     for (k, i), c in sent.items():
@@ -211,7 +196,7 @@ def _edge_labels(steps, graph, schedule):
         else:
             unit = schedule.edge_unit[e.id]
             value = sent[(e.op, e.arg)] if unit.startswith("op_") else by_unit[(unit, e.tensor)]
-            whole = parts.get(e.tensor, 0) == 1 or (not unit.startswith("op_") and np.array_equal(
+            whole = data.tensors[e.tensor].parts == 1 or (not unit.startswith("op_") and np.array_equal(
                 value, _total_of(steps, e.tensor)))
             labels[e.id] = f"{data.grad_of(e.tensor)}\n{'=' if whole else '+='} {_short(value)}"
     return labels
@@ -328,16 +313,17 @@ def _backward_text(walk, view):
             start = (f"the target {target} with ∂{target}/∂{target} = 1{every}" if len(seeds) == 1 else
                      f"the targets {', '.join(data.name(k) for k in data.targets)} with 1 at each{every} "
                      f"({target} is their sum)")
+        elif len(seeds) == 1:
+            start = f"the target {target} with the output_gradients given as its gradient: {fmt.array_text(seeds[0])}"
         else:
-            start = "the targets with the output_gradients given: " + ", ".join(
-                f"∂/∂{fmt.operand(data.name(k))} = {fmt.array_text(walk.seeds[k])}" for k in data.targets)
+            start = "the targets with the output_gradients given as their gradients: " + ", ".join(
+                f"{data.name(k)} gets {fmt.array_text(walk.seeds[k])}" for k in data.targets)
         view.panel = [f"Start: the backward pass begins at {start}."]
         if view.count:
             view.panel.append(f"  {view.count} op{'s' if view.count != 1 else ''} to go back through, from the "
                               "last one recorded to the first. Press Next.")
         else:
-            view.panel.append("  No recorded op lies between the sources and the target: there is nothing to step "
-                              "through, and every source's gradient is None.")
+            view.panel.append(_nothing_to_step(walk))
     else:
         s = walk.steps[p - 1]
         view.op_index = s.index
@@ -359,7 +345,7 @@ def _backward_text(walk, view):
             which = f" (input {c.index})" if op.inputs.count(key) > 1 else ""
             prev = before.get(key)
             last = walk.last_part[key] == (p, c.index)
-            if prev is None and last:  # its only part: the whole gradient
+            if data.tensors[key].parts == 1:  # its only part (not a target: no seed): the whole gradient
                 view.panel.append(f"  to {name}{which}:  {grad} = {rhs}")
             else:
                 view.panel.append(f"  to {name}{which}:  {grad} += {rhs}")
@@ -386,14 +372,27 @@ def _backward_text(walk, view):
     return view
 
 
+def _nothing_to_step(walk):
+    """The start's second line when no op lies between the sources and the targets."""
+    data = walk.data
+    line = "  No recorded op lies between the sources and the target: there is nothing to step through"
+    own = [data.name(k) for k in data.sources if k in walk.seeds]  # sources that are targets too
+    if not own:
+        return line + ", and every source's gradient is None (the table says why)."
+    which = "the target" if len(data.targets) == 1 else "a target"
+    line += (f"; {', '.join(own)} {'is' if len(own) == 1 else 'are'} {which} itself, so "
+             f"{'its' if len(own) == 1 else 'their'} gradient is the one the pass starts from")
+    return line + (", and every other source's is None." if len(own) < len(data.sources) else ".")
+
+
 def _forward_text(walk, view):
     p, data = view.position, walk.data
-    inputs = ", ".join(t.name for t in data.inputs) or "none"
+    inputs = ", ".join(t.name for t in data.named_inputs) or "none"
     if p == 0:
         view.panel = [f"Forward replay: the tape recorded {view.count} op{'s' if view.count != 1 else ''}, in this "
                       f"order. Inputs: {inputs}. Press Next to run them again one by one."]
         view.table_title = "inputs:"
-        view.table = [TableRow(t.name, fmt.array_text(t.value), t.kind) for t in data.inputs]
+        view.table = [TableRow(t.name, fmt.array_text(t.value), t.kind) for t in data.named_inputs]
         return view
     k = p - 1
     view.op_index = k

@@ -18,12 +18,14 @@ A traced ``Graph`` (``tl.function``) holds no values: its placeholders, the node
 and the Variables it captures show none (``value`` is ``None``); only its constants do.
 """
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from tapelab import nest
 from tapelab.learner import code_names
+from tapelab.tape import UnconnectedGradients, walk
 from tapelab.tensor import Tensor, Variable
 from tapelab.viz import fmt
 
@@ -32,6 +34,7 @@ NOT_FLOAT = "integer dtype: only float tensors have gradients"
 STOPPED = "computed while recording was stopped"
 NOT_WATCHED = "not watched by the tape"
 NOT_CONNECTED = "not connected to the target"
+FLOATS = ("float16", "float32", "float64")  # the dtypes that have gradients
 
 
 @dataclass
@@ -51,7 +54,13 @@ class TensorInfo:
     is_target: bool = False
     is_source: bool = False
     none_reason: str = None  # for a source whose gradient is None: why
+    zeros_reason: str = None  # for a source gradient(..., unconnected_gradients="zero") gave zeros: why
     literal: bool = False  # a scalar constant nobody named: its name is its value, and pictures write it inline
+    # how the backward pass treats it (with no target yet: how it would, from any target)
+    tracked: bool = False  # gradients flow into it: the tape tracked it (and it came from a source): the walk's reaches
+    reached: bool = False  # some gradient of the target arrives at it (no target yet: it is tracked)
+    parts: int = 0  # how many parts its gradient adds up from: one per op input reading it that a gradient
+    #                 is sent to, plus one for a target (where the pass starts); more than one: ``+=``
 
 
 @dataclass
@@ -85,6 +94,12 @@ class TapeData:
         return [t for t in self.tensors.values() if t.producer is None]
 
     @property
+    def named_inputs(self):
+        """The inputs a learner sees listed: all but the scalar constants written as their values (``multiply(x,
+        2)``)."""
+        return [t for t in self.inputs if not t.literal]
+
+    @property
     def target_name(self):
         """The target's name (``loss``), ``(a + b)`` for several targets, ``the target`` without one."""
         names = [self.name(k) for k in self.targets]
@@ -116,7 +131,8 @@ def tape_data(tape, target=None, sources=None):
 
     ``target``/``sources`` default to those of the tape's last ``gradient()`` call; without one there
     are none (watched tensors are still drawn as such). A non-persistent tape that already ran
-    ``gradient()`` is read from its ``last_backward`` record.
+    ``gradient()`` is read from its ``last_backward`` record. Sources that call was not taken for get their
+    gradients by walking back again from its seeds.
     """
     bw = tape.last_backward
     entries = tape.entries
@@ -132,6 +148,8 @@ def tape_data(tape, target=None, sources=None):
         targets = list(bw.targets) if use_bw else []
     if srcs is None:  # without a gradient() call or explicit sources nothing is a source (the watched still show)
         srcs = list(bw.sources) if use_bw else []
+    # the record's gradients answer for sources it was taken for; for others the walk runs again from its seeds
+    replay = use_bw and not {s._key for s in srcs} <= {s._key for s in bw.sources}
 
     memo = {}  # key -> a tensor the tape let go, computed again once for this picture
     if bw is not None and (use_bw or not tape.entries):  # the backward record knows what was tracked then
@@ -185,6 +203,16 @@ def tape_data(tape, target=None, sources=None):
         formulas = tuple(rule[i] if rule else None for i in range(len(e.keys)))
         ops.append(OpInfo(k, e.op.name, list(e.keys), out._key, dict(e.params), e.scope, formulas))
 
+    if use_bw and not replay:
+        reaches = bw.reaches
+    elif srcs:  # as the engine finds them: the tracked sources and what was computed from them
+        reaches = _depending_on(ops, {s._key for s in srcs} & set(tracked))
+    else:  # no sources yet: any tracked tensor could be one
+        reaches = tracked
+    grads = {}  # key -> the gradient that reached it
+    if use_bw:
+        grads = walk(bw.entries, bw.seeds, reaches) if replay else bw.grads
+
     ends = {t._key for t in list(srcs) + targets}  # sources and targets are named, never written as a value
     _name_tensors(tensors, by_key, getattr(tape, "input_names", {}), ends)
 
@@ -192,22 +220,28 @@ def tape_data(tape, target=None, sources=None):
                     [s._key for s in srcs if s._key in tensors], has_gradient=use_bw)
     for key in data.targets:
         tensors[key].is_target = True
+    parts = _parts(ops, data.targets, reaches)
+    for key, info in tensors.items():
+        info.tracked, info.parts = key in reaches, parts[key]
+        info.reached = info.parts > 0 if data.targets else info.tracked
+        if key in grads:
+            info.grad = grads[key]
     reach = _reaching(ops, data.targets)
     stopped_target = any(k in stopped for k in data.targets)
     stopped_on_path = [k for k in reach if k in stopped and k in tensors]
-    for key, info in tensors.items():
-        if use_bw and key in bw.grads:
-            info.grad = bw.grads[key]
+    zeros = use_bw and bw.unconnected is UnconnectedGradients.ZERO
     for key in data.sources:
         info = tensors[key]
         info.is_source = True
-        if use_bw and any(s._key == key for s in bw.sources):
-            gets_grad = key in bw.grads  # what gradient() actually returned
-        else:  # what it would return: the engine follows recorded ops from tracked tensors only
-            gets_grad = bool(data.targets) and key in reach and key in tracked
+        # what gradient() returned (or would: the engine follows recorded ops from tracked tensors only)
+        gets_grad = info.dtype in FLOATS and (key in grads if use_bw else info.reached)
         if not gets_grad and (use_bw or data.targets):
             through = sorted(tensors[k].name for k in stopped_on_path if key in _came_from(k, ops, stopped))
-            info.none_reason = _none_reason(info, key, tracked, stopped, stopped_target, through)
+            reason = _none_reason(info, key, tracked, stopped, stopped_target, through)
+            if zeros and reason != NOT_FLOAT:  # gradient() gave zeros instead of None
+                info.grad, info.zeros_reason = np.zeros(info.shape, info.dtype), reason
+            else:
+                info.none_reason = reason
     return data
 
 
@@ -248,6 +282,27 @@ def _name_tensors(tensors, by_key, input_names, ends):
             inputs += 1
 
 
+def _depending_on(ops, keys):
+    """``keys`` and the keys of every tensor computed from them (through recorded ops)."""
+    keys = set(keys)
+    for op in ops:
+        if any(k in keys for k in op.inputs):
+            keys.add(op.output)
+    return keys
+
+
+def _parts(ops, targets, reaches):
+    """key -> how many parts the backward pass sends its gradient, as the engine's walk does: a target starts with
+    one (its seed); going back, an op whose output got a gradient sends one to each input in ``reaches``. With no
+    target yet, every op counts as if its output got one."""
+    parts = Counter(dict.fromkeys(targets, 1))
+    for op in reversed(ops):
+        if targets and not parts[op.output]:  # (every op reading op.output came later: its count is complete)
+            continue
+        parts.update(k for k in op.inputs if k in reaches)
+    return parts
+
+
 def _reaching(ops, targets):
     """Keys of tensors the targets depend on (through recorded ops)."""
     need = set(targets)
@@ -276,7 +331,7 @@ def _none_reason(info, key, tracked, stopped, stopped_target, through_stopped):
 
     ``through_stopped``: names of the tensors on the target's path that were computed from this source
     while recording was stopped (the tape did not record that link)."""
-    if info.dtype not in ("float16", "float32", "float64"):
+    if info.dtype not in FLOATS:
         return NOT_FLOAT
     if key in stopped:  # a Variable read only there was not computed: it was never watched
         return STOPPED if stopped[key] else "read only while recording was stopped: never watched"

@@ -37,12 +37,12 @@ def format_tape(tape, target=None, sources=None, values=True, max_ops=None):
     """
     data = tape_data(tape, target, sources)
     n = len(data.ops)
-    head = f"GradientTape: {n} op{'s' if n != 1 else ''}"
+    head = f"{getattr(tape, 'title', None) or type(tape).__name__}: {n} op{'s' if n != 1 else ''}"
     if not data.tensors:
         return head + " (nothing recorded yet: compute with a Variable or a watched tensor inside the tape)"
 
     rows = []  # (indent, left, right): aligned into "left   # right"
-    inputs = [t for t in data.inputs if not t.literal]
+    inputs = data.named_inputs
     if inputs:
         rows.append((0, "inputs:", None))
         for t in inputs:
@@ -92,6 +92,9 @@ def _gradients(data):
         t = data.tensors[k]
         if t.none_reason:
             lines.append(f"  {data.grad_of(k)} = None    # {t.none_reason}")
+        elif t.zeros_reason:
+            lines.append(f"  {data.grad_of(k)} = {fmt.array_text(t.grad)}    # {t.zeros_reason}; "
+                         "unconnected_gradients=\"zero\" gives zeros, not None")
         elif t.grad is not None:
             lines.append(f"  {data.grad_of(k)} = {fmt.array_text(t.grad)}")
     return lines
