@@ -43,15 +43,16 @@ class Dataset:
     3
     """
 
-    def __init__(self, elements, length, name, batch=False):
+    def __init__(self, elements, length, name, batch=False, spec=None):
         self._elements = elements  # () -> an iterator of elements (numpy leaves in the element's structure)
         self._length = length  # a count, INFINITE_CARDINALITY or UNKNOWN_CARDINALITY
         self._name = name  # TF's class name, for repr: _BatchDataset, _ShuffleDataset ...
         self._batch = batch  # False: not batched; else the batch axis's size in element_spec (None: it varies)
+        self._spec = spec  # the element_spec, where it is declared (from_generator's output_signature)
 
     def _then(self, elements, length, name):
-        """A dataset made from this one by a transformation that keeps its elements' kind (batched or not)."""
-        return Dataset(elements, length, name, self._batch)
+        """A dataset made from this one by a transformation that keeps its elements (batched or not, their spec)."""
+        return Dataset(elements, length, name, self._batch, self._spec)
 
     # --- sources ------------------------------------------------------------------------------------------
     @staticmethod
@@ -100,7 +101,13 @@ class Dataset:
 
         def elements():
             for item in generator(*(args or ())):
-                values = nest.flatten_up_to(wanted, item) if isinstance(wanted, (tuple, dict)) else [item]
+                try:
+                    values = nest.flatten_up_to(wanted, item) if isinstance(wanted, (tuple, dict)) else [item]
+                except (TypeError, ValueError, KeyError):
+                    raise InvalidArgumentError(
+                        f"from_generator: the generator yielded {item!r:.80}, which does not have the structure "
+                        f"output_signature gives ({len(specs)} value(s): {wanted}). Yield one value per TensorSpec, "
+                        "in the same tuple or dict.") from None
                 converted = []
                 for spec, value in zip(specs, values):
                     dtype = spec.dtype if isinstance(spec, TensorSpec) else dtypes.as_dtype(spec)
@@ -108,11 +115,13 @@ class Dataset:
                     if isinstance(spec, TensorSpec) and not spec.is_compatible_with(Tensor(array)):
                         raise InvalidArgumentError(
                             f"from_generator: the generator yielded shape {array.shape} where output_signature "
-                            f"says {spec}")
+                            f"says {spec}. Yield arrays of that shape, or widen the signature (None for a size "
+                            "that varies).")
                     converted.append(array)
                 yield nest.pack_like(wanted, converted) if isinstance(wanted, (tuple, dict)) else converted[0]
 
-        return Dataset(elements, UNKNOWN_CARDINALITY, "_FlatMapDataset")
+        declared = all(isinstance(spec, TensorSpec) for spec in specs)
+        return Dataset(elements, UNKNOWN_CARDINALITY, "_FlatMapDataset", spec=wanted if declared else None)
 
     @staticmethod
     def range(*args, output_type=dtypes.int64, name=None):
@@ -134,7 +143,8 @@ class Dataset:
                                           else UNKNOWN_CARDINALITY)
         if UNKNOWN_CARDINALITY in lengths:
             length = UNKNOWN_CARDINALITY
-        return Dataset(lambda: zip(*[d._elements() for d in datasets]), length, "_ZipDataset")
+        return Dataset(lambda: zip(*[d._elements() for d in datasets]), length, "_ZipDataset",
+                       _common_batch(datasets))
 
     # --- transformations --------------------------------------------------------------------------------------
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True, name=None):
@@ -196,7 +206,7 @@ class Dataset:
                 out = map_func(*_as_tensors(element)) if isinstance(element, tuple) else map_func(_as_tensors(element))
                 yield nest.pack_like(out, [to_numpy(convert_to_tensor(v)) for v in nest.flatten(out)])
 
-        return self._then(elements, self._length, "_MapDataset")
+        return Dataset(elements, self._length, "_MapDataset", self._batch)  # (its spec: what map_func gives)
 
     def filter(self, predicate, name=None):
         """Keep the elements for which ``predicate`` (called like ``map``'s function) gives True."""
@@ -226,8 +236,8 @@ class Dataset:
         count = int(count)
         n = self._length
         length = n if n < 0 else (0 if count < 0 else max(0, n - count))
-        return self._then(lambda: itertools.islice(self._elements(), None if count < 0 else count, None), length,
-                       "_SkipDataset")
+        start, stop = (0, 0) if count < 0 else (count, None)  # (-1: nothing is left)
+        return self._then(lambda: itertools.islice(self._elements(), start, stop), length, "_SkipDataset")
 
     def repeat(self, count=None, name=None):
         """The dataset ``count`` times over (forever without ``count``: stop with ``take``)."""
@@ -251,7 +261,7 @@ class Dataset:
     def enumerate(self, start=0, name=None):
         """``(index, element)`` pairs, the index an int64 counting from ``start``."""
         return Dataset(lambda: ((np.int64(i), e) for i, e in enumerate(self._elements(), int(start))), self._length,
-                       "_EnumerateDataset")
+                       "_EnumerateDataset", self._batch)  # (the index is a scalar: no batch axis)
 
     def concatenate(self, dataset, name=None):
         """This dataset's elements, then ``dataset``'s."""
@@ -259,7 +269,8 @@ class Dataset:
         a, b = self._length, dataset._length
         length = a + b if a >= 0 and b >= 0 else INFINITE_CARDINALITY if INFINITE_CARDINALITY in (a, b) \
             else UNKNOWN_CARDINALITY
-        return Dataset(lambda: itertools.chain(self._elements(), dataset._elements()), length, "_ConcatenateDataset")
+        return Dataset(lambda: itertools.chain(self._elements(), dataset._elements()), length, "_ConcatenateDataset",
+                       _common_batch((self, dataset)))
 
     def prefetch(self, buffer_size, name=None):
         """Kept for TF's API: prepares nothing ahead (everything is in memory already); returns the same elements."""
@@ -299,7 +310,10 @@ class Dataset:
     @property
     def element_spec(self):
         """The structure, shapes and dtypes of one element (``TensorSpec``s; a batch axis is None unless the
-        batches were made with ``drop_remainder=True``), read from a first element."""
+        batches were made with ``drop_remainder=True``), read from a first element (or as ``from_generator``
+        declared it)."""
+        if self._spec is not None:
+            return self._spec
         _peek.on = True  # (a shuffle does not count this look as one of its passes)
         try:
             first = next(iter(self._elements()))
@@ -307,12 +321,21 @@ class Dataset:
             raise ValueError("element_spec: the dataset is empty, so its elements' shapes are unknown here") from None
         finally:
             _peek.on = False
-        return nest.pack_like(first, [
-            TensorSpec(np.shape(a) if self._batch is False else (self._batch,) + np.shape(a)[1:],
+        return nest.pack_like(first, [  # (a scalar has no batch axis: the batch was reduced, or it is an index)
+            TensorSpec(np.shape(a) if self._batch is False or np.ndim(a) == 0 else (self._batch,) + np.shape(a)[1:],
                        dtypes.as_dtype(np.asarray(a).dtype)) for a in nest.flatten(first)])
 
     def __repr__(self):
         return f"<{self._name} length={self._length if self._length >= 0 else 'unknown'}>"
+
+
+def _common_batch(datasets):
+    """The batch axis of datasets joined side by side or one after another: theirs if they agree, else None
+    (batched, sizes differ), else not batched."""
+    batches = {d._batch for d in datasets}
+    if batches == {False}:
+        return False
+    return batches.pop() if len(batches) == 1 else None
 
 
 def _shuffled(source, buffer_size, rng):
@@ -365,7 +388,10 @@ def _positive_int(where, what, value, allow_autotune=True):
         return value
     if isinstance(value, Tensor):
         value = value.numpy()
-    if int(value) != value or value <= 0:
+    if int(value) != value:
+        raise InvalidArgumentError(f"{where}: {what} must be a whole number, got {value!r}" + (
+            ". It is how many elements go into one batch, e.g. .batch(32)." if where == "batch" else "."))
+    if value <= 0:
         raise InvalidArgumentError(spell(
             f"{where}: {what} must be greater than zero, got {value!r}" + (
                 ". It is how many elements go into one batch, e.g. .batch(32)." if where == "batch" else ".")))

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tapelab.errors import InvalidArgumentError
 from tapelab.tape import GradientTape
 from tapelab.tensor import Tensor, convert_to_tensor
 
@@ -41,7 +42,13 @@ def check_gradients(f, *inputs, eps=1e-6, tolerance=1e-5, seed=0):
     True
     """
     points = [np.array(convert_to_tensor(x)._value, dtype=np.float64) for x in inputs]
-    out = np.asarray(f(*[Tensor(p) for p in points]))
+    try:
+        out = np.asarray(f(*[Tensor(p) for p in points]))
+    except InvalidArgumentError as e:
+        raise InvalidArgumentError(
+            f"check_gradients: f runs on float64 copies of the inputs (finite differences need the precision), and "
+            f"it failed there: {e} If f uses float32 Variables or constants, make f follow its input's dtype, e.g. "
+            "tl.matmul(x, tl.cast(w, x.dtype)).") from None
     weights = np.random.default_rng(seed).uniform(0.5, 1.5, out.shape)
 
     def scalar(*arrays):

@@ -22,6 +22,9 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
+from tapelab.learner import spell
 from tapelab.tensor import to_numpy
 
 
@@ -35,8 +38,12 @@ def in_notebook():
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-def _number(value):
-    return float(to_numpy(value))  # nan/inf stay: plotted as a gap, shown in the bar so the learner notices
+def _number(value, name="value"):
+    array = to_numpy(value)
+    if np.size(array) != 1:
+        raise ValueError(spell(f"{name} must be one number, got an array of shape {np.shape(array)}. A loss per "
+                               "example needs reducing first, e.g. tl.reduce_mean(loss)."))
+    return float(array.reshape(()))  # nan/inf stay: plotted as a gap, shown in the bar so the learner notices
 
 
 class LossPlot:
@@ -83,7 +90,7 @@ class LossPlot:
         for name, value in values.items():
             steps, vals = self.history.setdefault(name, ([], []))
             steps.append(len(steps) if step is None else float(step))
-            vals.append(_number(value))
+            vals.append(_number(value, f"LossPlot.update: {name}"))
         if draw or (draw is None and time.monotonic() - self._last_draw >= self.min_interval):
             self.draw()
 
@@ -182,7 +189,10 @@ class progress:
         if sys.platform == "emscripten":  # Pyodide (JupyterLite) starts no threads: no monitor thread, no warning
             tqdm.monitor_interval = 0
         if total is None and iterable is not None and hasattr(iterable, "__len__"):
-            total = len(iterable)
+            try:
+                total = len(iterable)
+            except TypeError:  # (a dataset whose length is unknown, e.g. filtered: a bar without an end)
+                total = None
         widget = _is_notebook_tqdm(tqdm)
         if widget:
             tqdm_kwargs.setdefault("display", False)  # shown below, through a handle that can replace it
@@ -211,7 +221,7 @@ class progress:
     def log(self, **values):
         """Show named values (tensors or numbers) in the bar, e.g. ``log(loss=loss)``."""
         for name, value in values.items():
-            self.values[name] = _number(value)
+            self.values[name] = _number(value, f"progress.log: {name}")
         self.bar.set_postfix({k: f"{v:.4f}" for k, v in self.values.items()}, refresh=False)
 
     def update(self, n=1):

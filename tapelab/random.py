@@ -43,7 +43,11 @@ def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=
     dt = dtypes.as_dtype(dtype)
     if dt.is_integer:
         if maxval is None:
-            raise ValueError("uniform: an integer dtype needs maxval")
+            raise ValueError(f"uniform: an integer dtype needs maxval, the end of the range (left out), e.g. "
+                             f"tl.random.uniform(shape, minval=0, maxval=10, dtype=tl.{dt.name}).")
+        if not minval < maxval:
+            raise ValueError(f"uniform: needs minval < maxval (integers are drawn from [minval, maxval)), got "
+                             f"minval={minval} and maxval={maxval}.")
         return Tensor(generator(seed).integers(minval, maxval, _shape(shape)).astype(dt.as_numpy_dtype))
     np_dtype = _float("uniform", dtype)
     return Tensor(generator(seed).uniform(minval, 1 if maxval is None else maxval, _shape(shape)).astype(np_dtype))

@@ -307,6 +307,18 @@ CASES = [
          "reduce_variance", ("bool",), ("tl.cast",)),
     Case("input-after-a-function", lambda tmp: tl.keras.Sequential([lambda x: x, tl.keras.Input((3,))]),
          ValueError, "keras.Input", ("<function",), ("must come first",)),
+    Case("generator-yields-the-wrong-structure", lambda tmp: list(tl.data.Dataset.from_generator(
+        lambda: iter([1.0]), output_signature=(tl.TensorSpec((), tl.float32), tl.TensorSpec((), tl.float32)))),
+         InvalidArgumentError, "from_generator", ("1.0", "2 value(s)"), ("one value per TensorSpec",)),
+    Case("batch-of-a-fraction", lambda tmp: tl.data.Dataset.range(3).batch(2.5), InvalidArgumentError, "batch",
+         ("whole number", "2.5"), (".batch(32)",)),
+    Case("uniform-empty-int-range", lambda tmp: tl.random.uniform([2], 5, 5, dtype=tl.int32), ValueError, "uniform",
+         ("minval=5", "maxval=5"), ("minval < maxval",)),
+    Case("loss-plot-of-a-vector", lambda tmp: tl.plots.LossPlot().update(loss=np.ones(3), draw=False), ValueError,
+         "LossPlot.update: loss", ("(3,)",), ("tl.reduce_mean(loss)",)),
+    Case("gradient-check-of-a-float32-weight", lambda tmp: tl.check_gradients(
+        lambda x: tl.matmul(x, tl.Variable([[1.0], [2.0]])), [[1.0, 2.0]]), InvalidArgumentError, "check_gradients",
+         ("float64", "float32"), ("tl.cast(w, x.dtype)",)),
     Case("accuracy-of-nothing", lambda tmp: tl.metrics.evaluate_accuracy(lambda x: x, np.zeros((0, 3)), []),
          ValueError, "evaluate_accuracy", ("no rows",), ("test set",)),
 ]

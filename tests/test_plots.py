@@ -95,6 +95,14 @@ def test_progress_bar_over_epochs_without_an_iterable(capsys):
     assert "epoch: 100%" in err and "acc=0.7000" in err
 
 
+def test_progress_bar_over_a_dataset_of_unknown_length_counts_without_an_end(capsys):
+    pytest.importorskip("tqdm")
+    positive = tl.data.Dataset.range(4).filter(lambda x: x > 0)  # (its length is unknown: len() raises)
+    assert [int(x) for x in tl.plots.progress(positive, desc="batches", mininterval=0)] == [1, 2, 3]
+    err = capsys.readouterr().err
+    assert "batches: 3it" in err
+
+
 NOTEBOOK_CELL = """
 import matplotlib
 matplotlib.use("Agg")
