@@ -28,9 +28,24 @@ def custom_gradient(f=None):
     """
     if f is None:
         return custom_gradient
+    return _CustomGradientFunction(f)
 
-    @functools.wraps(f)
-    def wrapped(*args, **kwargs):
+
+class _CustomGradientFunction:
+    """``f`` decorated with :func:`custom_gradient`. On a class it binds ``self`` first (as TF's ``Bind`` does), so
+    ``self`` is no input of the op."""
+
+    def __init__(self, f):
+        functools.update_wrapper(self, f)
+        self._f = f
+
+    def __get__(self, obj, objtype=None):
+        if obj is None or not hasattr(self._f, "__get__"):
+            return self
+        return _CustomGradientFunction(self._f.__get__(obj, objtype))
+
+    def __call__(self, *args, **kwargs):
+        f = self._f
         xs = tuple(convert_to_tensor(a) for a in args)
         forward = _CustomForward(f, kwargs, len(xs))
         op = Op(f.__name__, forward, saves=True)
@@ -42,8 +57,6 @@ def custom_gradient(f=None):
         for tape in _state.tapes:  # one entry on each tape (and in a graph being traced, replayed with f)
             tape._record(op, inputs, tuple(t._value for t in inputs), out, {}, residual)
         return out
-
-    return wrapped
 
 
 class _CustomForward:

@@ -19,6 +19,7 @@ becomes one graph.
 import contextlib
 import functools
 import inspect
+import weakref
 from types import SimpleNamespace
 
 import numpy as np
@@ -301,11 +302,14 @@ class Graph:
     def as_graph_def(self):
         """The graph's nodes in order, each with its ``name``, ``op`` and ``input`` (node names), as TF's
         ``GraphDef`` lists them: placeholders, captured constants and Variables, the ops, the outputs."""
-        names, nodes = {}, []
+        names, nodes, used = {}, [], set()
 
         def node(op, inputs, base):
-            used = sum(1 for n in nodes if n.name == base or n.name.startswith(base + "_"))
-            name = base if not used else f"{base}_{used}"
+            name, count = base, 0
+            while name in used:  # (a parameter may be called x_1 already: count on until a name is free)
+                count += 1
+                name = f"{base}_{count}"
+            used.add(name)
             nodes.append(SimpleNamespace(name=name, op=op, input=inputs))
             return name
 
@@ -415,19 +419,35 @@ class Function:
         self.graphs = {}  # signature -> Graph
         self._concrete = {}  # signature -> ConcreteFunction
         self._made_variables = False  # a first trace made tl.Variables: later traces may not
+        self._per_instance = {}  # id(obj) -> (weak reference to obj, its own Function): see __get__
 
     @property
     def trace_count(self):
-        """How many graphs Python was traced into (one per new signature; twice on a first call that makes
-        Variables, as in TF)."""
+        """How many graphs the function holds: one per signature traced. A first call that makes Variables runs
+        the Python twice (the second time with the Variables in place) and counts once: only that graph is kept."""
         return len(self.graphs)
 
     def experimental_get_tracing_count(self):
         """TF's name for :attr:`trace_count`."""
         return self.trace_count
 
-    def __get__(self, obj, objtype=None):  # a decorated method binds like a function
-        return self if obj is None else _BoundFunction(self, obj)
+    def __get__(self, obj, objtype=None):
+        """A decorated method binds like a function, and, as in TF, each object gets a Function of its own (its own
+        graphs, and its own first call that may make Variables). Kept by id with a weak reference, so an
+        unhashable object works and a dead one's entry goes."""
+        if obj is None:
+            return self
+        ref, function = self._per_instance.get(id(obj), (None, None))
+        if ref is None or ref() is not obj:
+            function = Function(self.python_function, self.name, self.input_signature, self.reduce_retracing)
+            key, cache = id(obj), self._per_instance
+            try:
+                ref = weakref.ref(obj, lambda dead: cache.pop(key) if cache.get(key, (None,))[0] is dead else None)
+            except TypeError:  # no weak references (__slots__ without __weakref__): the entry keeps it
+                def ref(obj=obj):
+                    return obj
+            cache[key] = (ref, function)
+        return _BoundFunction(function, obj)
 
     def __call__(self, *args, **kwargs):
         return self._call(args, kwargs)
@@ -440,7 +460,7 @@ class Function:
         key, tensors = _signature(args, kwargs)
         graph = self.graphs.get(key)
         if graph is None:
-            return self._trace(key, args, kwargs)
+            return self._trace(key, args, kwargs, skip)
         return graph.run(tensors)
 
     def get_concrete_function(self, *args, **kwargs):
@@ -449,7 +469,7 @@ class Function:
         return self._concrete_for(args, kwargs)
 
     def _concrete_for(self, args, kwargs, skip=0):
-        if not args and not kwargs and self.input_signature is not None:
+        if len(args) == skip and not kwargs and self.input_signature is not None:  # (args holds self only)
             args = args + tuple(self.input_signature)
         specs = {}
 
@@ -465,7 +485,7 @@ class Function:
             traced_args, traced_kwargs = self._conform(traced_args, traced_kwargs, skip)
         key, _ = _signature(traced_args, traced_kwargs)
         if key not in self.graphs:
-            self._trace(key, traced_args, traced_kwargs)
+            self._trace(key, traced_args, traced_kwargs, skip)
         concrete = self._concrete[key]
         if specs:
             concrete = ConcreteFunction(self, concrete._bound, concrete.graph, specs, skip)
@@ -498,7 +518,7 @@ class Function:
             checked.append(t)
         return tuple(args[:skip]) + tuple(checked), kwargs
 
-    def _trace(self, key, args, kwargs):
+    def _trace(self, key, args, kwargs, skip=0):
         if any(isinstance(r, Graph) for r in _state.tapes):
             return self.python_function(*args, **kwargs)  # called from another traced function: inline it
         graph = self._trace_graph(args, kwargs)
@@ -510,7 +530,7 @@ class Function:
             if graph.created_variables:
                 raise ValueError(_ONCE.format(name=self.name))
         self.graphs[key] = graph
-        self._concrete[key] = ConcreteFunction(self, _bind(self.python_function, args, kwargs), graph)
+        self._concrete[key] = ConcreteFunction(self, _bind(self.python_function, args, kwargs), graph, skip=skip)
         # as in TF, the first call runs the new graph too: its updates happen once, outer tapes record it
         return graph.run(_signature(args, kwargs)[1])
 
@@ -581,8 +601,8 @@ class ConcreteFunction:
         self.function, self._bound, self.graph = function, bound, graph
         self._skip = skip
         # the parameters a call passes: those that held tensors (or Variables) when traced, in order
-        self._tensor_params = [name for name, value in bound.arguments.items()
-                               if any(isinstance(v, Tensor) for v in nest.flatten(value))][skip:]
+        self._tensor_params = [name for name, value in list(bound.arguments.items())[skip:]
+                               if any(isinstance(v, Tensor) for v in nest.flatten(value))]
         specs = specs or {}
         self._specs = []  # one per tensor argument, named after its parameter (as TF names them)
         for name, value in bound.arguments.items():
@@ -609,15 +629,33 @@ class ConcreteFunction:
             raise TypeError(f"{self.function.name}: missing the tensor argument(s) {', '.join(missing)}.")
         arguments = dict(self._bound.arguments, **given)
         specs = iter(self._specs)
-        for name in self._tensor_params:
-            for t in nest.flatten(arguments[name]):
-                if isinstance(t, Tensor) and not isinstance(t, Variable):
-                    spec = next(specs)
-                    if not spec.is_compatible_with(t):
-                        raise TypeError(f"{self.function.name}: {name} must fit {spec!r}, got "
-                                        f"{TensorSpec.from_tensor(t)!r}.")
+        for name in self._tensor_params:  # as TF: each tensor is converted to its spec's dtype, then checked
+            structure = self._bound.arguments[name]
+            try:
+                leaves = nest.flatten_up_to(structure, arguments[name])
+            except (TypeError, ValueError, KeyError, IndexError):
+                raise TypeError(f"{self.function.name}: {name} was traced as {structure!r}, got {arguments[name]!r}. "
+                                "A concrete function takes the structure it was traced with; call the tl.function "
+                                "itself for another one.") from None
+            converted = [self._conform(name, next(specs), value) if isinstance(was, Tensor) and not isinstance(
+                was, Variable) else value for was, value in zip(nest.flatten(structure), leaves)]
+            arguments[name] = nest.pack_like(structure, converted)
         bound = inspect.BoundArguments(self._bound.signature, arguments)
         return self.function._call(bound.args, bound.kwargs, self._skip)
+
+    def _conform(self, name, spec, value):
+        """``value`` as a tensor that fits ``spec``, or a TypeError that says what was given and what to do."""
+        try:
+            t = value if isinstance(value, Tensor) else convert_to_tensor(value, dtype=spec.dtype)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"{self.function.name}: {name} must be a tensor that fits {spec!r}, got {value!r}, "
+                            f"which does not convert to one ({error}). Pass a tensor of that dtype and shape.") \
+                from None
+        if not spec.is_compatible_with(t):
+            raise TypeError(f"{self.function.name}: {name} must fit {spec!r}, got {TensorSpec.from_tensor(t)!r}. A "
+                            "concrete function runs the one graph it was traced for: pass a tensor of that dtype and "
+                            "shape, or call the tl.function itself (it traces a new graph for a new signature).")
+        return t
 
     @property
     def structured_input_signature(self):
@@ -771,6 +809,18 @@ def cond(pred, true_fn, false_fn, name=None):
 
     a, b = true_fn(), false_fn()
     flat_a, flat_b = nest.flatten(a), nest.flatten(b)
-    if len(flat_a) != len(flat_b):
-        raise ValueError("cond: true_fn and false_fn must return the same structure of tensors")
+    if _structure(a) != _structure(b):
+        raise ValueError(f"cond: true_fn and false_fn must return the same structure (the same lists, tuples and dicts "
+                         f"with the same keys; _ marks a tensor), but true_fn returned {_structure(a)} and false_fn "
+                         f"returned {_structure(b)}. Make both branches return the same kind of result.")
     return nest.pack_like(a, [where(pred, x, y) for x, y in zip(flat_a, flat_b)])
+
+
+class _Leaf:
+    def __repr__(self):
+        return "_"
+
+
+def _structure(x):
+    """``x``'s nesting of lists, tuples and dicts, each leaf shown as ``_``: ``{'a': _}``, ``(_,)``."""
+    return repr(nest.pack_like(x, [_Leaf()] * len(nest.flatten(x))))

@@ -314,3 +314,24 @@ def test_batch_jacobian_is_the_diagonal_blocks_of_the_jacobian():
     full, batched = tape.jacobian(y, x).numpy(), tape.batch_jacobian(y, x).numpy()
     assert batched.shape == (4, 2, 3)
     assert np.allclose(batched, np.stack([full[b, :, b, :] for b in range(4)]))
+
+
+def test_custom_gradient_on_a_method_binds_self_first():
+    class Scaler:
+        def __init__(self, factor):
+            self.factor = factor
+
+        @tl.custom_gradient
+        def scale(self, x):
+            def grad(g):
+                return g * self.factor * 10.0
+
+            return x * self.factor, grad
+
+    s, x = Scaler(3.0), tl.constant(2.0)
+    with tl.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = s.scale(x)
+    assert float(y) == 6.0 and float(tape.gradient(y, x)) == 30.0
+    assert tape.entries[0].op.name == "scale" and tape.entries[0].op.formulas == ("dx = grad(g)",)
+    assert Scaler.scale.__name__ == "scale"
