@@ -27,7 +27,9 @@ def leaky_relu(x, negative_slope=0.2):
 
 def elu(x, alpha=1.0):
     """x for x > 0, ``alpha * (exp(x) - 1)`` otherwise."""
-    return nn.elu(x) if alpha == 1.0 else ops.where(x > 0, x, alpha * (ops.exp(x) - 1.0))
+    # (alpha * elu(x), not alpha * (exp(x) - 1): exp of a large x would be inf in the branch where() drops, and
+    # its gradient 0 * inf = NaN)
+    return nn.elu(x) if alpha == 1.0 else ops.where(x > 0, x, alpha * nn.elu(x))
 
 
 def gelu(x, approximate=False):

@@ -53,6 +53,7 @@ def solve(matrix, rhs, adjoint=False, name=None):
 
 def diag(diagonal, name=None, **kwargs):
     """A matrix with ``diagonal`` on its diagonal and zeros elsewhere (a batch for a batch of vectors)."""
+    _main_diagonal_only("diag", kwargs)
     v = convert_to_tensor(diagonal)
     if v.ndim < 1:
         raise InvalidArgumentError("diag: expects a vector (the diagonal), got a 0-d tensor (shape ()).")
@@ -61,8 +62,16 @@ def diag(diagonal, name=None, **kwargs):
 
 def diag_part(input, name=None, **kwargs):
     """The diagonal of each matrix (its first min(rows, columns) entries)."""
+    _main_diagonal_only("diag_part", kwargs)
     (a,) = _matrices("diag_part", input, square=False)
     return run(OPS["diag_part"], (a,))
+
+
+def _main_diagonal_only(name, kwargs):
+    # TF's k=, num_rows=, num_cols=, padding_value=, align= choose other diagonals and sizes: not in tapelab
+    if any(v is not None and (k, v) not in (("k", 0), ("align", "RIGHT_LEFT")) for k, v in kwargs.items()):
+        raise NotImplementedError(f"{name}: only the main diagonal is supported, got {sorted(kwargs)}. For another "
+                                  "diagonal, index the matrix (x[i, i + k]) or build it with tl.scatter_nd.")
 
 
 def trace(x, name=None):

@@ -31,6 +31,18 @@ class TensorShape(tuple):
     def __str__(self):
         return str(tuple(self))  # as TF prints a shape: (784, 128)
 
+    def __eq__(self, other):  # as TF: a shape equals the list or tuple of its sizes
+        return isinstance(other, (tuple, list)) and tuple(self) == tuple(other)
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
+    def __getitem__(self, key):  # a slice of a shape is a shape
+        item = tuple.__getitem__(self, key)
+        return TensorShape(item) if isinstance(key, slice) else item
+
 
 _keys = itertools.count(1)  # every tensor's key: tapes know tensors by it, so a tape need not keep them alive
 
@@ -226,6 +238,18 @@ class Tensor:
 
     def __or__(self, other):
         return _ops.logical_or(self, other)
+
+    def __xor__(self, other):
+        return _ops.logical_xor(self, other)
+
+    def __rand__(self, other):
+        return _ops.logical_and(other, self)
+
+    def __ror__(self, other):
+        return _ops.logical_or(other, self)
+
+    def __rxor__(self, other):
+        return _ops.logical_xor(other, self)
 
     def __invert__(self):
         return _ops.logical_not(self)
