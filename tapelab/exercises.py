@@ -25,8 +25,9 @@ def check(question, answer, expected=None, *, test=None, hint="", tol=1e-4):
 
     ``answer`` is unanswered while it is ``...`` or ``None``. It is compared with ``expected``: a dtype
     with a dtype (``"float32"``, ``tf.float32`` and ``np.float32`` are the same), a number or array with a
-    number or array (within ``tol``; a tuple of numbers is an array), a ``bool`` with a ``bool``, a string with a
-    string or any string of a tuple of strings (case and surrounding spaces ignored). (So ``None`` is never an
+    number or array (each entry within ``tol`` of the expected one; a tuple of numbers is an array), a ``bool``
+    with a ``bool``, a string with a string or any string of a tuple of strings (case and surrounding spaces
+    ignored). (So ``None`` is never an
     answer: ask for a string such as ``"None"`` instead.) For anything else pass ``test``, a function of the answer
     that returns ``True`` when it is right, a string saying what is wrong, or ``None`` when the answer does
     nothing yet. ``hint`` is printed when the answer is wrong.
@@ -78,6 +79,8 @@ def _compare(answer, expected, tol):
         allowed = (expected,) if isinstance(expected, str) else expected
         return isinstance(answer, str) and answer.strip().lower() in {a.lower() for a in allowed}
     if isinstance(expected, (numbers.Number, list, tuple)) or hasattr(expected, "__array__"):
+        if isinstance(answer, (str, bool, np.bool_)):  # ("2.5" and True are not numbers, though numpy reads them)
+            return f"your answer is {answer!r}; a number (or a list of numbers) is expected"
         try:
             got = np.asarray(answer, dtype=np.float64)
         except (TypeError, ValueError):
@@ -85,7 +88,7 @@ def _compare(answer, expected, tol):
         want = np.asarray(expected, dtype=np.float64)
         if got.shape != want.shape:
             return f"your answer has shape {got.shape}, the answer has shape {want.shape}"
-        return bool(np.allclose(got, want, rtol=tol, atol=tol))
+        return bool(np.all(np.abs(got - want) <= tol))  # within tol, as the lessons say: an absolute tolerance
     raise TypeError(f"check: cannot compare with {type(expected).__name__}; pass test=")
 
 

@@ -112,3 +112,16 @@ def test_check_compares_a_dtype_with_numpy_dtypes_as_dtypes(capsys):
     assert [line[0] for line in lines] == ["✓", "✓", "✓", "✗", "✗"]
     assert lines[3].endswith("your answer is 'int32'")
     assert lines[4].endswith("'fast' is not a dtype (write it like 'float32' or tf.float32)")
+
+
+def test_check_accepts_numbers_within_tol_as_the_lessons_say_and_no_strings_or_booleans(capsys):
+    from tapelab.exercises import check
+
+    check("within 0.05 of 4.923", 4.95, 4.923, tol=0.05)
+    check("the naive 5 is not within 0.05 of 4.923", 5.0, 4.923, tol=0.05)  # (a relative tolerance let it pass)
+    check("a count off by the 10 output biases", 203_520, 203_530)
+    check("a number written as a string", "2.5", 2.5)
+    check("True is not 1", True, 1)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line[0] for line in lines] == ["✓", "✗", "✗", "✗", "✗"]
+    assert lines[3].endswith("your answer is '2.5'; a number (or a list of numbers) is expected")

@@ -212,3 +212,31 @@ def test_expand_dims_range_and_small_int_division_and_bool_sums():
     with pytest.raises(tl.InvalidArgumentError, match=r"reduce_max: got a bool tensor.*tl.reduce_any"):
         tl.reduce_max(tl.constant([True, False]))  # TF: no max of booleans
     assert bool(tl.reduce_any(tl.constant([True, False]))) and not bool(tl.reduce_all(tl.constant([True, False])))
+
+
+def test_a_shape_equals_the_list_of_its_sizes_and_a_slice_of_it_is_a_shape():
+    shape = tl.zeros((2, 3)).shape
+    assert shape == [2, 3] and shape == (2, 3) and shape != [3, 2] and not shape == "23"
+    assert shape[1:].as_list() == [3] and shape[0] == 2 and hash(shape) == hash((2, 3))
+
+
+def test_bool_tensors_have_xor_and_the_reflected_logical_operators():
+    b = tl.constant([True, False])
+    assert (b ^ tl.constant([True, True])).numpy().tolist() == [False, True]
+    assert (True & b).numpy().tolist() == [True, False] and (False | b).numpy().tolist() == [True, False]
+    assert (True ^ b).numpy().tolist() == [False, True]
+
+
+def test_elu_with_alpha_has_a_finite_gradient_for_large_inputs():
+    x = tl.Variable([100.0, -1.0])
+    with tl.GradientTape() as tape:
+        y = tl.keras.activations.elu(x, alpha=2.0)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), [1.0, 2.0 * np.exp(-1.0)], rtol=1e-6)
+
+
+def test_diag_refuses_the_arguments_for_other_diagonals_it_does_not_implement():
+    with pytest.raises(NotImplementedError, match=r"diag: only the main diagonal .*\['k'\]"):
+        tl.linalg.diag([1.0, 2.0], k=1)
+    with pytest.raises(NotImplementedError, match="diag_part"):
+        tl.linalg.diag_part([[1.0, 2.0], [3.0, 4.0]], k=1)
+    assert tl.linalg.diag([1.0, 2.0], k=0).shape == (2, 2)
