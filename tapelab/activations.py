@@ -15,9 +15,10 @@ def linear(x):
 def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
     """max(x, 0); ``negative_slope`` lets negatives through scaled (a leaky relu), ``max_value`` caps it."""
     if threshold:
-        raise NotImplementedError("relu: threshold other than 0 is not supported")
+        raise NotImplementedError(spell(f"relu: threshold other than 0 is not supported (got {threshold!r}); for "
+                                        f"a thresholded relu use tl.where(x > {threshold!r}, x, 0.)"))
     y = nn.leaky_relu(x, alpha=negative_slope) if negative_slope else nn.relu(x)
-    return y if max_value is None else ops.minimum(y, float(max_value))
+    return y if max_value is None else ops.minimum(y, ops.cast(max_value, y.dtype))  # (as Keras: in x's dtype)
 
 
 def leaky_relu(x, negative_slope=0.2):

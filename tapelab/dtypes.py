@@ -27,6 +27,8 @@ class DType:
         return self.as_numpy_dtype.kind == "b"
 
     def __eq__(self, other):
+        if other is None:  # (np.dtype(None) is float64; TF: tl.float64 == None is False)
+            return False
         try:
             return self.as_numpy_dtype == as_dtype(other).as_numpy_dtype
         except TypeError:
@@ -56,6 +58,8 @@ def as_dtype(type_value):
     value = type_value
     if isinstance(value, DType):
         return value
+    if value is builtins.float or (isinstance(value, str) and value == "float"):  # TF: float32 ("double": float64)
+        return float32
     if hasattr(type(value), "error") and type(value).__name__ == "Unsupported":  # tl.string, tl.complex64
         raise value.error()
     kind = getattr(np.dtype(value), "kind", None) if isinstance(value, (str, type, np.dtype)) and _is_dtype(value) \
@@ -102,6 +106,15 @@ def infer_numpy_dtype(value):
                          "numbers. Use one kind: [0, 1] (numbers) or [False, True] (booleans).")
     if is_numpy and raw.dtype in _BY_NUMPY:
         return raw.dtype
+    if is_numpy and kind in "iuf":
+        names = ", ".join(d.name for d in _BY_NUMPY.values())
+        raise TypeError(
+            f"convert_to_tensor: numpy dtype {raw.dtype} is not supported by tapelab tensors; the supported dtypes "
+            f"are: {names}. Convert the array first, e.g. x.astype(np.{'float32' if kind == 'f' else 'int32'})."
+        )
+    kept = {np.asarray(leaf).dtype for leaf in _leaves(value) if _is_array(leaf)}
+    if len(kept) == 1 and kept <= SUPPORTED and raw.dtype.kind == next(iter(kept)).kind:  # TF keeps their dtype
+        return next(iter(kept))
     if kind == "f" and not is_numpy:
         return np.dtype("float32")
     if kind in "iu" and not is_numpy:  # int32, unless a value needs more bits
@@ -122,6 +135,12 @@ def _is_dtype(value):
     except TypeError:
         return False
     return True
+
+
+def _is_array(value):
+    # an ndarray or a tensor (duck-typed: tapelab.tensor imports this module), not a numpy scalar
+    return isinstance(value, np.ndarray) or (hasattr(value, "__array__") and hasattr(value, "dtype")
+                                             and not isinstance(value, np.generic))
 
 
 def _leaves(value):

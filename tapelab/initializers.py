@@ -33,6 +33,7 @@ class Initializer:
         # a seeded initializer gives the same values on every call, as Keras 3's
         rng = _random.generator() if self.seed is None else np.random.default_rng(self.seed)
         values = self.sample(tuple(int(n) for n in shape), rng)
+        dtype = dtypes.float32 if dtype is None else dtype  # Keras: dtype=None is the float32 default
         return np.asarray(values).astype(dtypes.as_dtype(dtype).as_numpy_dtype)
 
     def sample(self, shape, rng):

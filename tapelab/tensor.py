@@ -325,6 +325,14 @@ class Variable(Tensor):
         """A copy of the current value: changing it does not change the Variable (use ``assign``)."""
         return super().numpy().copy()
 
+    def __array__(self, dtype=None, copy=None):
+        # np.asarray(variable) must not write into the Variable (or the arrays tapes recorded): a read-only view
+        if copy or (dtype is not None and np.dtype(dtype) != self._value.dtype):
+            return super().__array__(dtype, copy)
+        view = self._value.view()
+        view.flags.writeable = False
+        return view
+
     def _update(self, how, value, read_value=False, given=False):
         """The one way a Variable changes: ``how`` is assign, assign_add or assign_sub of ``value``. The old array
         is never written to (tapes that recorded it keep it). ``given``: ``value`` is a new array that an optimizer
@@ -332,7 +340,14 @@ class Variable(Tensor):
         if type(value) is np.ndarray and value.dtype == self._value.dtype:  # an array of its dtype: used as it is
             new = value
         else:
-            new, given = convert_to_tensor(value, dtype=self.dtype)._value, False
+            try:
+                new, given = convert_to_tensor(value, dtype=self.dtype)._value, False
+            except (TypeError, ValueError) as e:
+                if type(e) not in (TypeError, ValueError):  # (a more precise error, e.g. UnsupportedError: as it is)
+                    raise
+                raise type(e)(spell(
+                    f"{how}: Variable '{self.name}' has dtype {self.dtype.name} and keeps it, so the value must be "
+                    f"{self.dtype.name} too. {e}")) from None
         if new.shape != self._value.shape:
             raise ValueError(
                 f"{how}: shape mismatch for Variable '{self.name}': the variable has shape "
@@ -408,7 +423,16 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     try:
         array = np.asarray(value, dtype=np_dtype)
     except OverflowError:  # TF wraps a Python int into a narrower integer dtype: constant(2**31, tl.int32) is -2**31
-        array = np.asarray(value, dtype=np.int64).astype(np_dtype)
+        try:
+            array = np.asarray(value, dtype=np.int64).astype(np_dtype)
+        except OverflowError:
+            info = np.iinfo(np_dtype) if np_dtype.kind in "iu" else np.finfo(np_dtype) if np_dtype.kind == "f" else None
+            limits = f" ({info.min} .. {info.max})" if info is not None else ""
+            raise ValueError(
+                f"cannot make a {np_dtype} tensor from {value!r}: the value is outside the range of {np_dtype}{limits}"
+                " and of int64 (-2**63 .. 2**63 - 1). Use smaller numbers"
+                + (", or a float dtype for numbers this large." if np_dtype.kind in "iu" else ".")
+            ) from None
     except (ValueError, TypeError) as e:
         raise TypeError(f"cannot make a {np_dtype} tensor from {value!r}: {e}") from None
     return Tensor(array)
@@ -416,7 +440,15 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
 
 def _check_lossless(value, np_dtype):
     # TF refuses to turn 2.5 into an int32 tensor (or 1 into a bool) instead of silently converting.
-    if np_dtype.kind in "iub" and not isinstance(value, (np.ndarray, np.generic)):
+    if np_dtype.kind in "iub" and isinstance(value, (np.ndarray, np.generic)):
+        if value.dtype.kind in ("fiu" if np_dtype.kind == "b" else "f"):
+            fix = ("compare instead, e.g. x != 0" if np_dtype.kind == "b" else
+                   f"round first, np.round(x).astype(np.{np_dtype}), or tl.cast(x, tl.{np_dtype}) to truncate")
+            raise TypeError(
+                spell(f"Cannot convert a numpy {value.dtype} value to a tensor of dtype {np_dtype}: numpy "
+                      f"{value.dtype} values are not silently converted to {np_dtype}. To convert explicitly, {fix}.")
+            )
+    elif np_dtype.kind in "iub":
         if np.size(value) and np.asarray(value).dtype.kind in ("fiu" if np_dtype.kind == "b" else "f"):
             raise TypeError(
                 spell(f"Cannot convert {value!r} to a tensor of dtype {np_dtype}: Python floats are not silently "

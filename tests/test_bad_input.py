@@ -209,6 +209,11 @@ def dtype_mix(tmp):
     tl.constant([1.0]) + tl.constant([1])
 
 
+def download_into_a_file(tmp):
+    (tmp / "file").write_text("")  # dest's folder is a file: mkdir fails before any download
+    mnist.download("http://127.0.0.1:9/mnist.npz", tmp / "file" / "mnist.npz", quiet=True)
+
+
 CASES = [
     *(binary(n, f) for n, f in [
         ("add", tl.add), ("subtract", tl.subtract), ("multiply", tl.multiply), ("divide", tl.divide),
@@ -321,6 +326,26 @@ CASES = [
          ("float64", "float32"), ("tl.cast(w, x.dtype)",)),
     Case("accuracy-of-nothing", lambda tmp: tl.metrics.evaluate_accuracy(lambda x: x, np.zeros((0, 3)), []),
          ValueError, "evaluate_accuracy", ("no rows",), ("test set",)),
+    Case("numpy-floats-to-int", lambda tmp: tl.constant(np.array([1.7, -2.9]), dtype=tl.int32), TypeError,
+         "Cannot convert", ("numpy float64", "int32"), ("np.round(x)", "tl.cast(x, tl.int32)")),
+    Case("numpy-ints-to-bool", lambda tmp: tl.constant(np.array([0, 2]), dtype=tl.bool), TypeError,
+         "Cannot convert", ("numpy int64", "bool"), ("x != 0",)),
+    Case("assign-numpy-floats-to-int-variable", lambda tmp: tl.Variable([1, 2]).assign(np.array([1.9, 2.9])),
+         TypeError, "assign", ("'Variable:0'", "float64", "int32"), ("np.round(x)", "tl.cast")),
+    Case("int-beyond-int64", lambda tmp: tl.constant(2**64, tl.int32), ValueError, "int32 tensor",
+         ("18446744073709551616", "-2147483648 .. 2147483647", "int64"), ("smaller numbers",)),
+    Case("assign-int-tensor-to-float-variable", lambda tmp: tl.Variable([1.0, 2.0], name="w").assign(
+        tl.constant([1, 2])), ValueError, "assign", ("'w:0'", "float32", "int32"), ("tl.cast(x, tl.float32)",)),
+    Case("assign-sub-int-tensor-to-float-variable", lambda tmp: tl.Variable(1.0, name="b").assign_sub(
+        tl.constant(1)), ValueError, "assign_sub", ("'b:0'", "float32", "int32"), ("tl.cast(x, tl.float32)",)),
+    Case("unsupported-numpy-dtype", lambda tmp: tl.constant(np.array([1, 2], np.uint16)), TypeError,
+         "convert_to_tensor", ("uint16", "not supported", "int64, uint8, bool"), (".astype(np.int32)",)),
+    Case("relu-threshold", lambda tmp: tl.keras.activations.relu(tl.ones((2,)), threshold=0.5), NotImplementedError,
+         "relu", ("threshold", "0.5"), ("tl.where(x > 0.5, x, 0.)",)),
+    Case("download-into-a-file", download_into_a_file, mnist.DownloadError, "mnist",
+         ("could not save", "mnist.npz"), ("dest=",)),
+    Case("to-categorical-of-nothing", lambda tmp: tl.keras.utils.to_categorical([]), ValueError, "to_categorical",
+         ("no labels", "(0,)"), ("num_classes",)),
 ]
 
 

@@ -89,6 +89,23 @@ def test_batches_options_and_errors():
         tl.datasets.batches(x, batch_size=0)
 
 
+def test_batches_without_shuffle_leave_the_global_generator_alone_and_lists_work():
+    tl.random.set_seed(3)
+    expected = tl.random.normal([3]).numpy()
+    tl.random.set_seed(3)
+    assert [b.tolist() for b in tl.datasets.batches(np.arange(5), batch_size=2, shuffle=False)] == [[0, 1], [2, 3], [4]]
+    assert np.array_equal(tl.random.normal([3]).numpy(), expected)
+    parts = list(tl.datasets.batches(list(range(10)), [10 * i for i in range(10)], batch_size=4, seed=0))
+    assert all(np.array_equal(yb, 10 * xb) for xb, yb in parts)
+    assert sorted(np.concatenate([xb for xb, _ in parts]).tolist()) == list(range(10))
+
+
+def test_download_to_an_unusable_folder_is_a_download_error(tmp_path):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(mnist.DownloadError, match="could not save"):
+        mnist.download("http://127.0.0.1:9/mnist.npz", tmp_path / "file" / "sub" / "mnist.npz", quiet=True)
+
+
 # --- MNIST: where the data comes from ----------------------------------------------------------
 def test_offline_fallback_to_the_shipped_sample_says_so(clean_env, capsys):
     (x_train, y_train), (x_test, y_test) = mnist.load_data()

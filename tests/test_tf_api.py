@@ -335,3 +335,60 @@ def test_custom_gradient_on_a_method_binds_self_first():
     assert float(y) == 6.0 and float(tape.gradient(y, x)) == 30.0
     assert tape.entries[0].op.name == "scale" and tape.entries[0].op.formulas == ("dx = grad(g)",)
     assert Scaler.scale.__name__ == "scale"
+
+
+# ------------------------------------------------------------------------------------ dtypes and conversions as TF
+def test_dtype_names_none_and_initializer_defaults_follow_tf():
+    assert tl.dtypes.as_dtype(float) == tl.float32 and tl.dtypes.as_dtype("float") == tl.float32
+    assert tl.dtypes.as_dtype("double") == tl.float64
+    assert (tl.float64 == None) is False and (tl.float64 != None) is True  # noqa: E711
+    assert tl.keras.initializers.Zeros()((2,), dtype=None).dtype == np.float32  # Keras: None is float32
+    assert tl.keras.initializers.GlorotUniform(seed=0)((2, 2), None).dtype == np.float32
+
+
+def test_a_list_of_tensors_or_arrays_keeps_their_dtype():
+    assert tl.convert_to_tensor([tl.constant(1.0, tl.float64)]).dtype == tl.float64
+    assert tl.constant([tl.constant(1, tl.int64), 2]).dtype == tl.int64
+    assert tl.constant([np.array([1.0, 2.0])]).dtype == tl.float64
+    assert tl.constant([tl.constant(1.0), 2.5]).dtype == tl.float32
+    assert tl.constant([1.0, 2.5]).dtype == tl.float32 and tl.constant([1, 2]).dtype == tl.int32
+
+
+def test_numpy_floats_are_not_truncated_to_integers_or_bools():
+    with pytest.raises(TypeError, match="numpy float64 value to a tensor of dtype int32"):
+        tl.constant(np.array([1.7, -2.9]), dtype=tl.int32)
+    with pytest.raises(TypeError, match="numpy float64 value to a tensor of dtype bool"):
+        tl.constant(np.array([0.0, 2.0]), dtype=tl.bool)
+    v = tl.Variable([1, 2])
+    with pytest.raises(TypeError, match="assign"):
+        v.assign(np.array([1.9, 2.9]))
+    assert v.numpy().tolist() == [1, 2]
+    assert tl.constant(np.array([1, 2]), dtype=tl.float32).numpy().tolist() == [1.0, 2.0]  # widening is fine
+    assert tl.constant(np.array([True]), dtype=tl.bool).numpy().tolist() == [True]
+
+
+def test_np_asarray_of_a_variable_cannot_change_it():
+    v = tl.Variable([1.0, 2.0])
+    with tl.GradientTape() as tape:
+        y = tl.reduce_sum(v * v)
+    view = np.asarray(v)
+    with pytest.raises(ValueError, match="read-only"):
+        view[0] = 100.0
+    assert v.numpy().tolist() == [1.0, 2.0] and tape.gradient(y, v).numpy().tolist() == [2.0, 4.0]
+    copy = np.array(v)  # a copy is the learner's to change
+    copy[0] = 5.0
+    assert v.numpy().tolist() == [1.0, 2.0]
+    assert np.asarray(v, dtype=np.float64).dtype == np.float64
+    v.assign([3.0, 4.0])
+    assert np.asarray(v).tolist() == [3.0, 4.0]
+
+
+def test_relu_max_value_takes_the_inputs_dtype():
+    relu = tl.keras.activations.relu
+    assert relu(tl.constant([1, 7, -2]), max_value=6).numpy().tolist() == [1, 6, 0]
+    y = relu(tl.constant([1.0, 7.0], tl.float64), max_value=6)
+    assert y.dtype == tl.float64 and y.numpy().tolist() == [1.0, 6.0]
+
+
+def test_to_categorical_of_no_labels_with_num_classes():
+    assert tl.keras.utils.to_categorical([], num_classes=3).shape == (0, 3)

@@ -55,8 +55,8 @@ class batches:
     def __init__(self, x, y=None, batch_size=32, shuffle=True, seed=None, drop_remainder=False):
         if int(batch_size) != batch_size or batch_size < 1:
             raise ValueError(f"batches: batch_size must be a positive integer, got {batch_size!r}")
-        self.x = x
-        self.y = y
+        self.x = np.asarray(x) if isinstance(x, (list, tuple)) else x  # (a list cannot take an array of rows)
+        self.y = np.asarray(y) if isinstance(y, (list, tuple)) else y
         n = len(x)
         if y is not None and len(y) != n:
             raise ValueError(f"batches: x has {n} rows but y has {len(y)}; they must pair up row by row")
@@ -64,7 +64,9 @@ class batches:
         self.batch_size = int(batch_size)
         self.shuffle = bool(shuffle)
         self.drop_remainder = bool(drop_remainder)
-        if seed is None:
+        if not self.shuffle:
+            self._rng = None  # (no draw from tl.random's generator: later seeded draws stay as they were)
+        elif seed is None:
             from tapelab import random as _random
 
             self._rng = np.random.default_rng(_random.generator().integers(2**63))

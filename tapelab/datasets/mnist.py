@@ -161,9 +161,15 @@ def download(url=URL, dest=None, sha256=SHA256, timeout=60, quiet=False):
     Returns the path.
     """
     dest = Path(dest).expanduser() if dest is not None else cache_path()
-    dest.parent.mkdir(parents=True, exist_ok=True)
     h = hashlib.sha256()
-    fd, tmp = tempfile.mkstemp(prefix=".mnist-", suffix=".part", dir=dest.parent)
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".mnist-", suffix=".part", dir=dest.parent)
+    except OSError as e:
+        raise DownloadError(
+            f"mnist: could not save the download next to {dest}: {e.strerror or e}. Is the folder read-only, or "
+            "is the path wrong? Choose another folder (dest=, --dest, or TAPELAB_DATA_DIR)."
+        ) from None
     try:
         with os.fdopen(fd, "wb") as out:
             try:

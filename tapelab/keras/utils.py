@@ -14,6 +14,9 @@ def to_categorical(x, num_classes=None):
         labels = labels.astype(np.int64)
     if labels.ndim > 1 and labels.shape[-1] == 1:
         labels = labels[..., 0]
+    if labels.size == 0 and num_classes is None:
+        raise ValueError(f"to_categorical: no labels (shape {labels.shape}), so the number of classes is unknown; "
+                         "pass num_classes, e.g. to_categorical(labels, num_classes=10)")
     n = int(labels.max()) + 1 if num_classes is None else int(num_classes)
     if labels.size and (labels.min() < 0 or labels.max() >= n):
         raise ValueError(f"to_categorical: labels must be in [0, {n}), got {labels.min()}..{labels.max()}")
