@@ -144,7 +144,7 @@ def run(op, inputs, **params):
     if op.same_dtype:
         first = values[0].dtype
         for v in values:
-            if v.dtype != first:
+            if v.dtype is not first and v.dtype != first:  # (`is` first: inputs usually share one dtype object)
                 raise InvalidArgumentError(_dtype_mismatch(op, inputs))
     if op.float_only and values[0].dtype.kind != "f":
         raise InvalidArgumentError(
