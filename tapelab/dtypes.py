@@ -112,7 +112,8 @@ def infer_numpy_dtype(value):
             f"convert_to_tensor: numpy dtype {raw.dtype} is not supported by tapelab tensors; the supported dtypes "
             f"are: {names}. Convert the array first, e.g. x.astype(np.{'float32' if kind == 'f' else 'int32'})."
         )
-    kept = {np.asarray(leaf).dtype for leaf in _leaves(value) if _is_array(leaf)}
+    kept = {np.asarray(leaf).dtype for leaf in _leaves(value) if _is_array(leaf)} if isinstance(value, (list, tuple)) \
+        else set()  # (arrays or tensors inside a list)
     if len(kept) == 1 and kept <= SUPPORTED and raw.dtype.kind == next(iter(kept)).kind:  # TF keeps their dtype
         return next(iter(kept))
     if kind == "f" and not is_numpy:

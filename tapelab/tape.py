@@ -614,11 +614,7 @@ class GradientTape:
             # all that the tape tracked, with no scan over every entry's inputs
             reaches = tracked
         else:
-            for e in self.entries:
-                for k in e.keys:
-                    if k in reaches:
-                        reaches.add(e.key)
-                        break
+            reaches = depending_on(self.entries, reaches)
         tapes = _state.tapes  # (usually none: gradient() is called after the `with` block)
         outer = any(t is not self and not t._paused for t in tapes) if tapes else False
         keep = None if (outer or on_step) else {s._key for s in sources}
@@ -676,6 +672,18 @@ class GradientTape:
         if recording.display.mimebundle is None:
             return {"text/plain": repr(self)}
         return recording.display.mimebundle(self, include, exclude)
+
+
+def depending_on(entries, keys):
+    """``keys`` and the keys of every tensor computed from them on ``entries``: where a backward pass to the
+    tensors of ``keys`` sends gradients."""
+    keys = set(keys)
+    for e in entries:
+        for k in e.keys:
+            if k in keys:
+                keys.add(e.key)
+                break
+    return keys
 
 
 @QUIET  # inf/nan flow on through the backward pass silently, as in TF (numpy would warn); per call, so per thread

@@ -230,7 +230,8 @@ def test_a_graphviz_asked_for_by_name_draws_or_says_why_even_in_a_notebook(monke
 
 def test_browser_drawing_refuses_a_tape_too_big_to_lay_out_and_saves_only_what_it_has(tmp_path):
     pytest.importorskip("anywidget")
-    from tapelab.viz.browser import MAX_NODES, BrowserDrawing
+    from tapelab.viz.browser import BrowserDrawing
+    from tapelab.viz.render import MAX_NODES
 
     w = tl.Variable(1.0, name="w")
     with tl.GradientTape() as tape:

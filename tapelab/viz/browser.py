@@ -13,7 +13,7 @@ import pathlib
 import anywidget
 import traitlets
 
-from tapelab.viz.render import _NODE, MAX_NODES, VIZJS, check_size  # noqa: F401 (the size check lives in render)
+from tapelab.viz.render import VIZJS, check_size
 
 HERE = pathlib.Path(__file__).parent
 

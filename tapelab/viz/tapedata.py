@@ -25,7 +25,7 @@ import numpy as np
 
 from tapelab import nest
 from tapelab.learner import code_names
-from tapelab.tape import UnconnectedGradients, walk
+from tapelab.tape import UnconnectedGradients, depending_on, walk
 from tapelab.tensor import Tensor, Variable
 from tapelab.viz import fmt
 
@@ -206,7 +206,7 @@ def tape_data(tape, target=None, sources=None):
     if use_bw and not replay:
         reaches = bw.reaches
     elif srcs:  # as the engine finds them: the tracked sources and what was computed from them
-        reaches = _depending_on(ops, {s._key for s in srcs} & set(tracked))
+        reaches = depending_on(entries, {s._key for s in srcs} & set(tracked))
     else:  # no sources yet: any tracked tensor could be one
         reaches = tracked
     grads = {}  # key -> the gradient that reached it
@@ -280,15 +280,6 @@ def _name_tensors(tensors, by_key, input_names, ends):
         else:
             info.name = f"%in{inputs}"
             inputs += 1
-
-
-def _depending_on(ops, keys):
-    """``keys`` and the keys of every tensor computed from them (through recorded ops)."""
-    keys = set(keys)
-    for op in ops:
-        if any(k in keys for k in op.inputs):
-            keys.add(op.output)
-    return keys
 
 
 def _parts(ops, targets, reaches):
