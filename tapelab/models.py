@@ -31,12 +31,14 @@ from tapelab.tensor import Tensor, to_numpy
 
 class History:
     """What ``fit`` returns: ``history.history["loss"]`` is the list of each epoch's mean loss (and so on for
-    every metric and, with validation data, ``val_loss``/``val_<metric>``)."""
+    every metric and, with validation data, ``val_loss``/``val_<metric>``). After ``fit(plot=True)``,
+    ``loss_plot`` is its live plot (a :class:`tapelab.plots.LossPlot`: show it again, or read its curves)."""
 
     def __init__(self):
         self.history = {}
         self.epoch = []
         self.params = {}
+        self.loss_plot = None
 
     def _add(self, epoch, logs):
         self.epoch.append(epoch)
@@ -78,6 +80,7 @@ class Model(Layer):
         self.optimizer = self.loss = None
         self.compiled_metrics = []
         self.last_tape = None  # the GradientTape of the last training step (fit / train_step), for drawing
+        self._step_loss = None  # that step's own loss (fit's curve plots it; the logs hold the epoch's running mean)
         self.stop_training = False
 
     @property
@@ -134,7 +137,7 @@ class Model(Layer):
         variables = self.trainable_variables
         gradients = tape.gradient(loss, variables)
         self.optimizer.apply_gradients(zip(gradients, variables))
-        self.last_tape = tape
+        self.last_tape, self._step_loss = tape, loss
         return self._update_metrics(loss, y, predictions)
 
     def test_step(self, data):
@@ -155,10 +158,11 @@ class Model(Layer):
         default) or over a batched ``tl.data.Dataset`` of ``(x, y)``. Returns a :class:`History`.
 
         Each epoch shows a progress bar with the running loss and metrics (``verbose=2``: one line per epoch,
-        ``0``: nothing); ``plot=True`` also draws the live loss curve. ``validation_data=(x_val, y_val)`` (or a
-        Dataset, or ``validation_split``: the last fraction of the rows) is evaluated after each epoch, as
-        ``val_loss`` and ``val_<metric>``. With ``steps_per_epoch`` an epoch is that many batches, each epoch going
-        on where the last one stopped.
+        ``0``: nothing); ``plot=True`` also draws a live plot of the loss of each step, the mean since the epoch
+        began (the bar's loss, as Keras reports it) and, with validation data, the validation loss of each epoch
+        (``history.loss_plot``). ``validation_data=(x_val, y_val)`` (or a Dataset, or ``validation_split``: the last
+        fraction of the rows) is evaluated after each epoch, as ``val_loss`` and ``val_<metric>``. With
+        ``steps_per_epoch`` an epoch is that many batches, each epoch going on where the last one stopped.
         """
         self._check_compiled("fit")
         if callbacks:
@@ -170,7 +174,7 @@ class Model(Layer):
         stream = _endless(batches) if steps_per_epoch else None
         history = History()
         history.params = {"epochs": epochs, "steps": steps_per_epoch or _length(batches), "verbose": verbose}
-        curve = _plot(f"{self.name}.fit: loss per step") if plot else None
+        curve, step = (_plot(self.name) if plot else None), 0
         self.stop_training = False
         for epoch in range(initial_epoch, epochs):
             for metric in self.metrics:
@@ -179,11 +183,13 @@ class Model(Layer):
             bar = _progress(epoch_batches, steps_per_epoch, verbose, f"Epoch {epoch + 1}/{epochs}")
             logs = {}
             for data in bar:
+                self._step_loss = None
                 logs = self.train_step(data)
                 if bar is not epoch_batches:
                     bar.log(**logs)
+                step += 1
                 if curve is not None:
-                    curve.update(loss=logs["loss"])
+                    curve.update(step=step, **_step_points(self._step_loss, logs["loss"]))
             if not logs:
                 raise ValueError(f"{self.name}.fit: there are no batches to train on (x has 0 examples, or the "
                                  "Dataset yields nothing).")
@@ -196,11 +202,14 @@ class Model(Layer):
                     print(f"validation: {_line(val_logs)}")
             if verbose == 2:
                 print(f"Epoch {epoch + 1}/{epochs} - {_line(logs)}")
+            if curve is not None and "val_loss" in logs:
+                curve.update(step=step, draw=True, **{VAL_LOSS: logs["val_loss"]})
             history._add(epoch, logs)
             if self.stop_training:
                 break
         if curve is not None:
             curve.close()
+            history.loss_plot = curve
         self.history = history
         return history
 
@@ -482,10 +491,20 @@ def _progress(batches, steps, verbose, desc):
     return progress(batches, desc=desc, total=steps or _length(batches), unit="step")
 
 
-def _plot(title):
-    from tapelab.plots import LossPlot
+STEP_LOSS, RUNNING_MEAN, VAL_LOSS = ("loss of this step (batch)", "mean loss since the epoch began (the bar's)",
+                                     "validation loss after the epoch")
 
-    return LossPlot(title=title, xlabel="step")
+
+def _plot(name):
+    from tapelab.plots import LossPlot  # (matplotlib loads only when a plot is made)
+
+    return LossPlot(title=f"{name}.fit: training loss", xlabel="training step (one batch each)")
+
+
+def _step_points(step_loss, running_mean):
+    """fit's curves for one step, named for what they are: Keras's logs hold the epoch's running mean, not the
+    step's loss (a train_step of your own may not say what its step's loss was)."""
+    return {RUNNING_MEAN: running_mean} if step_loss is None else {STEP_LOSS: step_loss, RUNNING_MEAN: running_mean}
 
 
 def _weight_groups(layer, path="", seen=None):

@@ -131,6 +131,28 @@ def test_fit_draws_the_live_loss_curve(tmp_path, monkeypatch):
     assert (tmp_path / "loss_curve.png").stat().st_size > 1000  # outside a notebook the curve is saved
 
 
+def test_fits_curves_are_each_steps_loss_and_the_running_mean_named_as_such(tmp_path, monkeypatch):
+    """The plot's main curve is the loss of each step; the bar's figure (Keras's mean since the epoch began, which
+    starts again at every epoch) is a second curve that says what it is; the validation loss comes once an epoch."""
+    from tapelab.models import RUNNING_MEAN, STEP_LOSS, VAL_LOSS
+
+    monkeypatch.chdir(tmp_path)
+    x, y = toy_data(40)
+    model = mlp()
+    model.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    curves = model.fit(x, y, batch_size=10, epochs=2, verbose=0, plot=True, validation_data=(x[:8], y[:8]),
+                       shuffle=False).loss_plot.history
+    assert set(curves) == {STEP_LOSS, RUNNING_MEAN, VAL_LOSS}
+    steps, losses = curves[STEP_LOSS]
+    assert steps == [1, 2, 3, 4, 5, 6, 7, 8]
+    _, means = curves[RUNNING_MEAN]
+    for epoch in (0, 4):  # within an epoch, the mean of its steps so far; a new epoch starts again
+        np.testing.assert_allclose(means[epoch:epoch + 4], np.cumsum(losses[epoch:epoch + 4]) / np.arange(1, 5),
+                                   rtol=1e-5)
+    assert curves[VAL_LOSS][0] == [4, 8]
+    assert model.fit(x, y, epochs=1, verbose=0).loss_plot is None
+
+
 def test_predict_and_evaluate_do_not_train():
     x, y = toy_data()
     model = mlp()
