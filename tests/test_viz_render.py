@@ -156,17 +156,29 @@ def test_empty_tape_draws():
     assert svg_nodes(draw(tape).svg) == {}
 
 
-def test_what_jupyter_shows_of_a_long_tape_is_scaled_to_a_cell():
+def test_what_jupyter_shows_is_never_shrunk_below_legible_text():
+    """A long, narrow tape is shown whole at its natural size (no height cap shrinks its text); a picture too wide
+    to shrink into a narrow cell with its text still 11 px is shown unconfined (the cell scrolls), a narrower one
+    may shrink to the cell."""
     x = tl.Variable(1.0, name="x")
     with tl.GradientTape() as tape:
         y = x
         for _ in range(40):
             y = tl.tanh(y) * 1.5
     drawing = draw(tape)
-    (bundle, metadata) = drawing._repr_mimebundle_()
+    bundle, metadata = drawing._repr_mimebundle_()
     shown = base64.b64decode(bundle["image/png"])
-    height = lambda png: int.from_bytes(png[20:24], "big")  # noqa: E731 - the PNG header's height field
-    assert height(shown) / 1.5 <= 40 * 96 + 1 < height(drawing.png())  # capped at 40 inches tall on screen
+    size = lambda png: (int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big"))  # noqa: E731
+    assert size(shown) == tuple(round(n * 1.5) for n in size(drawing.png()))  # natural size, drawn 1.5x sharp
+    assert metadata["image/png"] == {"width": round(size(shown)[0] / 1.5)}  # narrow: it may shrink to a cell
+    assert metadata["image/png"]["width"] * render.LEGIBLE_ZOOM <= render.NARROW_CELL_PX
+    wide = tl.Variable(tl.ones((2, 3)), name="a_variable_with_a_long_name")
+    with tl.GradientTape() as tape:
+        parts = [wide * float(k) for k in range(8)]  # eight ops side by side
+        total = tl.add_n(parts)
+    bundle, metadata = draw(tape, total, wide)._repr_mimebundle_()
+    assert metadata["image/png"]["unconfined"] and metadata["image/png"]["width"] * 0.825 > 592
+    assert render.LEGIBLE_ZOOM * render.SMALLEST_TEXT_PT * 96 / 72 == pytest.approx(render.LEGIBLE_PX)
 
 
 # --- Graphviz in the browser (viz.js), where the kernel has none: the kernel's side ------------------------------

@@ -24,6 +24,7 @@ COLLAPSE_OVER = 40  # collapse=None collapses name scopes when the tape has more
 MAX_OPS = 100  # default cap on drawn op nodes (collapsed scopes count as one)
 CELL_WIDTH_IN = 10.0  # a notebook cell's width, in Graphviz inches (96 px each)
 NODE_WIDTH_IN = 1.9  # a typical tensor box with its values, side by side with its neighbours
+LABEL_WIDTH = 22  # characters on a box's line before it wraps: narrow boxes make a picture that fits a cell
 
 FILL = {"variable": "#fde68a", "watched": "#fef9c3", "placeholder": "#fef9c3", "constant": "#eeeeee",
         "stopped": "#e5e7eb", "intermediate": "#ffffff", "target": "#fecaca", "op": "#dbeafe", "box": "#ede9fe",
@@ -216,7 +217,8 @@ class DotGraph:
         kind = "target" if t.is_target else fmt.kind_text(t.kind, t.trainable, short=True)
         if t.is_source:
             kind = f"{kind}, source" if kind else "source"
-        lines = [f"{t.name} ({kind})" if kind else t.name]
+        heading = f"{t.name} ({kind})" if kind else t.name
+        lines = [heading] if len(heading) <= LABEL_WIDTH else [t.name] + _wrap(f"({kind})", LABEL_WIDTH, ", ")
         if self.detail != "names":
             lines.append(f"{fmt.shape_text(t.shape)} {t.dtype}")
         if self.detail == "values":
@@ -229,7 +231,7 @@ class DotGraph:
         fill = FILL["target"] if t.is_target else FILL[t.kind]
         if t.none_reason:
             lines.append("gradient: None")
-            lines += _wrap(t.none_reason)
+            lines += _wrap(t.none_reason, LABEL_WIDTH)
             attrs.update(style="rounded,filled,dashed", color=GREY, fontcolor="#6b7280")
             fill = "#f3f4f6"
         attrs["fillcolor"] = fill
@@ -245,14 +247,14 @@ class DotGraph:
             call = f"{op.name}({', '.join(args)})"
             label = call if len(call) <= 30 else "\n".join([op.name] + _wrap(f"({', '.join(args)})", 30, ", "))
             params = fmt.params_text(op.params) if self.detail != "names" else ""
-            return {"shape": "ellipse", "style": "filled", "fillcolor": FILL["op"],
+            return {"shape": "ellipse", "style": "filled", "fillcolor": FILL["op"], "ordering": "in",
                     "label": label + (f"\n{params}" if params else ""), "tooltip": self._rules(op)}
         counts = Counter(op.name for op in u.ops)
         names = ", ".join(n if c == 1 else f"{n} ({c})" for n, c in counts.items())
         n = len(u.ops)
         label = "\n".join([u.box_scope, f"{n} op{'s' if n != 1 else ''}: " + "\n".join(_wrap(names, 36)),
                            f"(expand=[{u.box_scope.rstrip('/')!r}] opens it)"])
-        return {"shape": "box3d", "style": "filled", "fillcolor": FILL["box"], "label": label,
+        return {"shape": "box3d", "style": "filled", "fillcolor": FILL["box"], "ordering": "in", "label": label,
                 "tooltip": f"name scope {u.box_scope}, collapsed"}
 
     def _rules(self, op):
@@ -363,7 +365,7 @@ class DotGraph:
                  f"  graph [rankdir={rankdir}, fontname=\"Helvetica\", fontsize=11, nodesep=0.3, ranksep=0.35"
                  + (f", label={quote(title)}, labelloc=t" if title else "") + "];",
                  '  node [fontname="Helvetica", fontsize=10, margin="0.12,0.05"];',
-                 '  edge [fontname="Helvetica", fontsize=9, color="#555555", arrowsize=0.7];']
+                 '  edge [fontname="Helvetica", fontsize=10, color="#555555", arrowsize=0.7];']
         node_attrs, edge_attrs = node_attrs or {}, edge_attrs or {}
         placed = []  # (scope path, node line)
         drawn = [(node, self._tensor_attrs(data.tensors[k]), scope) for node, k, scope in self.nodes]
@@ -392,8 +394,28 @@ class DotGraph:
                 attrs["style"] = "dashed"
             attrs.update(edge_attrs.get(e.id, {}))
             lines.append(f"  {quote(e.tail)} -> {quote(e.head)} [{_attrs(attrs)}];")
+        lines += [f'  {quote(tail)} -> {quote(head)} [style="invis"];' for tail, head in self._below_target()]
         lines.append("}")
         return "\n".join(lines) + "\n"
+
+    def _below_target(self):
+        """Invisible edges that hang what does not reach the target (unconnected parts, tensors no op read) below
+        it, side by side, instead of beside the graph: a narrower picture, and the unconnected part set apart."""
+        target = next((node for node, k, _ in self.nodes if self.data.tensors[k].is_target), None)
+        if target is None:
+            return []
+        links = {}
+        for e in self.edges:
+            links.setdefault(e.tail, set()).add(e.head)
+            links.setdefault(e.head, set()).add(e.tail)
+        reached, todo = {target}, [target]
+        while todo:
+            for n in links.get(todo.pop(), ()):
+                if n not in reached:
+                    reached.add(n)
+                    todo.append(n)
+        heads = {e.head for e in self.edges}
+        return [(target, node) for node, *_ in self.nodes if node not in reached and node not in heads]
 
     def _unit_scope(self, u):
         """The scope a drawn op sits in: its own, or for a collapsed box the one around it."""

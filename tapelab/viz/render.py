@@ -138,8 +138,13 @@ def render_dot(source, format="svg", dot=None):
             dot_command.DOT_BINARY = saved
 
 
-CELL_SIZE_IN = "10.5,40"  # what Jupyter shows is scaled down to fit this box (inches of 96 px): a cell, not a poster
-CELL_DPI = 144  # and drawn at 1.5 pixels per screen pixel, so its text stays sharp
+# No text in a picture is shown smaller than LEGIBLE_PX: a picture may shrink to a narrow notebook cell only by
+# LEGIBLE_ZOOM at most; a wider one is shown at its natural size, and the cell scrolls sideways.
+SMALLEST_TEXT_PT = 10  # the smallest text in tapelab's pictures (dot.py: the labels of nodes and edges)
+LEGIBLE_PX = 11
+LEGIBLE_ZOOM = LEGIBLE_PX / (SMALLEST_TEXT_PT * 96 / 72)  # 0.825
+NARROW_CELL_PX = 592  # the output width of a JupyterLab 4 notebook in a 1024-px-wide window, its file browser open
+CELL_DPI = 144  # pictures are drawn at 1.5 pixels per screen pixel, so that their text stays sharp
 
 
 class Drawing:
@@ -163,8 +168,8 @@ class Drawing:
             return {"image/svg+xml": self.svg, "text/plain": repr(self)}
         if self._shown is None:
             self._shown = cell_png(self.source, self.dot[1])
-        png, width = self._shown
-        return {"image/png": png, "text/plain": repr(self)}, {"image/png": {"width": width}}
+        png, metadata = self._shown
+        return {"image/png": png, "text/plain": repr(self)}, {"image/png": metadata}
 
     def __repr__(self):
         n = self.source.count("->")
@@ -191,16 +196,32 @@ class Drawing:
         return path
 
 
-def cell_png(source, dot=None, size=CELL_SIZE_IN):
-    """``(base64 PNG, width in screen pixels)`` of DOT text, for Jupyter: scaled down to fit ``size`` (inches
-    of 96 screen pixels) and drawn at ``CELL_DPI``."""
-    png = render_dot(source.replace("{", f'{{\n  graph [size="{size}", dpi={CELL_DPI}];', 1), "png", dot)
-    width = int.from_bytes(png[16:20], "big")  # the PNG header's width field
-    return base64.b64encode(png).decode("ascii"), round(width * 96 / CELL_DPI)
+def cell_png(source, dot=None):
+    """``(base64 PNG, its output metadata)`` of DOT text, for Jupyter: drawn at ``CELL_DPI``, its width in screen
+    pixels, and ``unconfined`` (shown at its natural size) when shrinking it to a narrow cell would make its text
+    too small to read."""
+    png = render_dot(source.replace("{", f"{{\n  graph [dpi={CELL_DPI}];", 1), "png", dot)
+    width = round(int.from_bytes(png[16:20], "big") * 96 / CELL_DPI)  # (the PNG header's width field)
+    metadata = {"width": width} if shrinks_legibly(width) else {"width": width, "unconfined": True}
+    return base64.b64encode(png).decode("ascii"), metadata
+
+
+def shrinks_legibly(width_px):
+    """Whether a picture this wide (in screen pixels) keeps its text legible shrunk to the narrowest cell."""
+    return width_px * LEGIBLE_ZOOM <= NARROW_CELL_PX
+
+
+def svg_width_px(svg):
+    """The width Graphviz gave an SVG (``width="123pt"``), in screen pixels; 0 if there is none."""
+    match = re.search(r'<svg[^>]*\swidth="([\d.]+)pt"', svg)
+    return float(match[1]) * 96 / 72 if match else 0.0
 
 
 def fit_width(svg):
-    """Let an SVG shrink to its container's width (never grow): no horizontal scrolling in a notebook cell."""
+    """Let an SVG shrink to its container's width (never grow) where its text stays legible: no horizontal
+    scrolling in a notebook cell, unless the picture is too wide to shrink that far."""
+    if not shrinks_legibly(svg_width_px(svg)):
+        return svg
     return svg.replace("<svg ", '<svg style="max-width: 100%; height: auto" ', 1)
 
 

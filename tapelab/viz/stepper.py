@@ -13,7 +13,7 @@ import html
 import re
 
 from tapelab.viz.dot import MAX_OPS
-from tapelab.viz.render import cell_png
+from tapelab.viz.render import LEGIBLE_ZOOM, cell_png, svg_width_px
 from tapelab.viz.steps import MODES, frame_dot, step_text, step_view, walkthrough
 
 
@@ -44,7 +44,7 @@ def _picture(widgets, walk, mode):
             svg = _no_graph(too_big)
     except Exception as e:  # a failing dot: the text still teaches
         svg = _no_graph(e, walk.dot)
-    width = _natural_width_px(svg) * LEGIBLE_ZOOM if not dot else 520  # a wide picture takes the whole row
+    width = svg_width_px(svg) * LEGIBLE_ZOOM if not dot else 520  # a wide picture takes the whole row
     layout = widgets.Layout(flex=f"1 1 {max(360, min(width, 900)):.0f}px", min_width="300px", margin="0 16px 0 0")
     try:
         from tapelab.viz.graphview import GraphView
@@ -96,15 +96,7 @@ def _frames_view(widgets):
     return FramesView
 
 
-LEGIBLE_ZOOM = 0.75  # the front end's first zoom never shrinks the picture below this (10 pt text stays 10 px)
-STILL_SIZE_IN = "10.5,9"  # the still picture of a stepper fits a screen: scaled down to this box (inches at 96 dpi)
 TEXT_STEPS = 12  # the text a notebook stores of a stepper: the first and last this many steps
-
-
-def _natural_width_px(svg):
-    """The width Graphviz gave the SVG (``width="123pt"``), in CSS pixels; 0 if there is none."""
-    match = re.search(r'<svg[^>]*\swidth="([\d.]+)pt"', svg)
-    return float(match[1]) * 4 / 3 if match else 0.0
 
 
 def _table_html(view):
@@ -286,10 +278,10 @@ class BackwardStepper:
         bundle = self.widget._repr_mimebundle_()  # the live widget (its view model), for a running kernel
         bundle["text/plain"] = self._stored_text()  # nbval and plain front ends: the steps as text
         try:  # a notebook opened without running it (not trusted, no kernel), GitHub, nbviewer: the last step
-            bundle["image/png"], width = cell_png(frame_dot(self.walk, self.count, self.mode), size=STILL_SIZE_IN)
+            bundle["image/png"], metadata = cell_png(frame_dot(self.walk, self.count, self.mode))
         except RuntimeError:  # no Graphviz, or a failing dot: the text is there
             return bundle
-        return bundle, {"image/png": {"width": width}}
+        return bundle, {"image/png": metadata}
 
     def _stored_text(self):
         """Every step as text, or for a long walk the first and last ``TEXT_STEPS`` (``print(stepper)`` has all)."""
