@@ -4,7 +4,8 @@ import re
 
 import numpy as np
 
-SMALL = 6  # tensors with at most this many elements show their values
+SMALL = 6  # tensors with at most this many elements show their values (in the graph's boxes)
+PANEL_SMALL = 12  # ... in the stepper's text, which has room for a 3x3 kernel's gradient
 
 # a tensor's kind -> (the listing's word, the graph label's shorter word)
 KINDS = {"variable": ("Variable", "Variable"), "watched": ("watched", "watched"),

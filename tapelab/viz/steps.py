@@ -213,8 +213,13 @@ def _plus(a, b):
     """``1 + 3``; ``1 − 0.1353`` when a single number is negative."""
     b = np.asarray(b)
     if b.size == 1 and b.reshape(()) < 0:
-        return f"{fmt.array_text(a)} − {fmt.array_text(-b)}"
-    return f"{fmt.array_text(a)} + {fmt.array_text(b)}"
+        return f"{_values(a)} − {_values(-b)}"
+    return f"{_values(a)} + {_values(b)}"
+
+
+def _values(v):
+    """A value in the stepper's text: the numbers of an array of up to ``fmt.PANEL_SMALL``, else its norm."""
+    return fmt.array_text(v, small=fmt.PANEL_SMALL)
 
 
 def _short(v):
@@ -314,10 +319,10 @@ def _backward_text(walk, view):
                      f"the targets {', '.join(data.name(k) for k in data.targets)} with 1 at each{every} "
                      f"({target} is their sum)")
         elif len(seeds) == 1:
-            start = f"the target {target} with the output_gradients given as its gradient: {fmt.array_text(seeds[0])}"
+            start = f"the target {target} with the output_gradients given as its gradient: {_values(seeds[0])}"
         else:
             start = "the targets with the output_gradients given as their gradients: " + ", ".join(
-                f"{data.name(k)} gets {fmt.array_text(walk.seeds[k])}" for k in data.targets)
+                f"{data.name(k)} gets {_values(walk.seeds[k])}" for k in data.targets)
         view.panel = [f"Start: the backward pass begins at {start}."]
         if view.count:
             view.panel.append(f"  {view.count} op{'s' if view.count != 1 else ''} to go back through, from the "
@@ -331,7 +336,7 @@ def _backward_text(walk, view):
         scope = f"   [in {op.scope}]" if op.scope else ""
         out = data.name(op.output)
         view.panel = [f"Backward step {p} of {view.count} - op {s.index}: {data.call_text(s.index)}{scope}",
-                      f"  upstream gradient at {out}:  {data.grad_of(op.output)} = {fmt.array_text(s.upstream)}"
+                      f"  upstream gradient at {out}:  {data.grad_of(op.output)} = {_values(s.upstream)}"
                       + _constant_note(s.upstream)]
         symbols = rule_symbols(data, op)
         before = dict(walk.steps[p - 2].totals) if p >= 2 else dict(walk.seeds)  # (the totals start from the seeds)
@@ -341,7 +346,7 @@ def _backward_text(walk, view):
             expr = fmt.rule_rhs(c.formula, symbols)
             if s.entry.op.broadcasts and np.shape(c.value) != data.tensors[op.output].shape:
                 expr = f"sum of {expr} over the broadcast axes"  # (the one helper, unbroadcast, did this)
-            rhs = f"{expr} = {fmt.array_text(c.value)}"
+            rhs = f"{expr} = {_values(c.value)}"
             which = f" (input {c.index})" if op.inputs.count(key) > 1 else ""
             prev = before.get(key)
             last = walk.last_part[key] == (p, c.index)
@@ -350,11 +355,11 @@ def _backward_text(walk, view):
             else:
                 view.panel.append(f"  to {name}{which}:  {grad} += {rhs}")
                 if prev is None:
-                    total = fmt.array_text(c.total)
-                elif np.asarray(c.total).size > fmt.SMALL:
-                    total = f"earlier parts + this one = {fmt.array_text(c.total)}"
+                    total = _values(c.total)
+                elif np.asarray(c.total).size > fmt.PANEL_SMALL:
+                    total = f"earlier parts + this one = {_values(c.total)}"
                 else:
-                    total = f"{_plus(prev, c.value)} = {fmt.array_text(c.total)}"
+                    total = f"{_plus(prev, c.value)} = {_values(c.total)}"
                 view.panel.append(f"      {grad}{':' if last else ' so far:'} {total}{', final' if last else ''}")
             before[key] = c.total
     view.table_title = f"gradients of {target} with respect to the sources:"
@@ -368,7 +373,7 @@ def _backward_text(walk, view):
             view.table.append(TableRow(info.name, "-", "not reached yet"))
         else:
             done = walk.last_part.get(key, (0,))[0] <= p
-            view.table.append(TableRow(info.name, fmt.array_text(g), "final" if done else "partial: more to come"))
+            view.table.append(TableRow(info.name, _values(g), "final" if done else "partial: more to come"))
     return view
 
 
@@ -392,7 +397,7 @@ def _forward_text(walk, view):
         view.panel = [f"Forward replay: the tape recorded {view.count} op{'s' if view.count != 1 else ''}, in this "
                       f"order. Inputs: {inputs}. Press Next to run them again one by one."]
         view.table_title = "inputs:"
-        view.table = [TableRow(t.name, fmt.array_text(t.value), t.kind) for t in data.named_inputs]
+        view.table = [TableRow(t.name, _values(t.value), t.kind) for t in data.named_inputs]
         return view
     k = p - 1
     view.op_index = k
@@ -400,12 +405,12 @@ def _forward_text(walk, view):
     scope = f"   [in {op.scope}]" if op.scope else ""
     out = data.tensors[op.output]
     view.panel = [f"Forward step {p} of {view.count} - op {k}: {data.call_text(k)}{scope}",
-                  f"  {out.name} = {fmt.array_text(out.value)}   {fmt.shape_text(out.shape)} {out.dtype}"]
+                  f"  {out.name} = {_values(out.value)}   {fmt.shape_text(out.shape)} {out.dtype}"]
     view.table_title = f"op {k} ({op.name}) read and produced:"
     for key in dict.fromkeys(op.inputs):
         t = data.tensors[key]
-        view.table.append(TableRow(t.name, fmt.array_text(t.value), "input"))
-    view.table.append(TableRow(out.name, fmt.array_text(out.value), "output"))
+        view.table.append(TableRow(t.name, _values(t.value), "input"))
+    view.table.append(TableRow(out.name, _values(out.value), "output"))
     return view
 
 
