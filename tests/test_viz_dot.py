@@ -9,6 +9,7 @@ import pytest
 
 import tapelab as tl
 from tapelab.viz import build, to_dot
+from tapelab.viz.dot import edge_count
 from tests.tapes import mlp_tape, seed_000
 
 NODE = re.compile(r'^\s*"([^"]+)" \[(.*)\];$')
@@ -154,7 +155,9 @@ def test_each_none_reason_greys_the_source_out():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert tape.gradient(loss, [steps, u, c, k])[:] == [None] * 4
-    nodes, edges, _ = parse(to_dot(tape, target=loss, sources=[w, steps, u, c, k]))
+    dot = to_dot(tape, target=loss, sources=[w, steps, u, c, k])
+    nodes, edges, _ = parse(dot)
+    assert edge_count(dot) == len([e for e in edges if e[2].get("style") != "invis"]) < len(edges)
     by = named(nodes)
     assert not greyed(by["w"])
     reasons = {name: by[name]["label"].split("gradient: None\n")[1].replace("\n", " ")

@@ -13,6 +13,7 @@ import pathlib
 import anywidget
 import traitlets
 
+from tapelab.viz.dot import edge_count
 from tapelab.viz.render import VIZJS, check_size
 
 HERE = pathlib.Path(__file__).parent
@@ -58,7 +59,7 @@ class BrowserDrawing(DrawsInBrowser):
         super().__init__(source=source)
 
     def __repr__(self):
-        return f"<tapelab.viz.BrowserDrawing: {self.source.count('->')} edges, drawn in the browser>"
+        return f"<tapelab.viz.BrowserDrawing: {edge_count(self.source)} edges, drawn in the browser>"
 
     def save(self, filename):
         """Write the picture to ``filename``: ``.svg`` (once the browser has drawn it) or ``.dot``/``.gv``."""

@@ -35,6 +35,14 @@ HIGHLIGHT = "#dc2626"
 GREY = "#9ca3af"
 
 
+INVISIBLE = '[style="invis"]'  # edges that only steer the layout (DotGraph._below_target)
+
+
+def edge_count(source):
+    """How many edges a DOT text made here draws (its layout-only edges left out)."""
+    return source.count("->") - source.count(INVISIBLE)
+
+
 class NodeId(str):
     """A DOT node id (``"t3"``, ``"op_2"``) given as such: never read as a tensor's name (a learner may call a
     tensor ``t3``)."""
@@ -394,7 +402,7 @@ class DotGraph:
                 attrs["style"] = "dashed"
             attrs.update(edge_attrs.get(e.id, {}))
             lines.append(f"  {quote(e.tail)} -> {quote(e.head)} [{_attrs(attrs)}];")
-        lines += [f'  {quote(tail)} -> {quote(head)} [style="invis"];' for tail, head in self._below_target()]
+        lines += [f"  {quote(tail)} -> {quote(head)} {INVISIBLE};" for tail, head in self._below_target()]
         lines.append("}")
         return "\n".join(lines) + "\n"
 

@@ -19,7 +19,7 @@ import threading
 import weakref
 
 from tapelab.viz import worker
-from tapelab.viz.dot import MAX_OPS, to_dot
+from tapelab.viz.dot import MAX_OPS, edge_count, to_dot
 
 VIZJS = pathlib.Path(__file__).parent / "vizjs" / "viz.js"  # Graphviz in WebAssembly (scripts/fetch_vizjs.py)
 _lock = threading.Lock()  # the graphviz package keeps its executable in a module global
@@ -172,8 +172,8 @@ class Drawing:
         return {"image/png": png, "text/plain": repr(self)}, {"image/png": metadata}
 
     def __repr__(self):
-        n = self.source.count("->")
-        return f"<tapelab.viz.Drawing: {n} edges; .save('tape.svg' or 'tape.png')>"  # (.dot says which Graphviz)
+        # (.dot says which Graphviz)
+        return f"<tapelab.viz.Drawing: {edge_count(self.source)} edges; .save('tape.svg' or 'tape.png')>"
 
     def png(self):
         """The picture as PNG bytes, at its natural size."""
