@@ -135,3 +135,27 @@ def test_every_saved_picture_fits_a_cell_legibly(path):
                 assert width * LEGIBLE_SCALE <= CELL_PX, (
                     f"{path.name} cell {i}: the picture is {width} px wide; in a {CELL_PX} px cell its text would "
                     f"shrink below 10 px. Draw it top to bottom (rankdir='TB'), collapse its scopes, or cap max_ops.")
+
+
+# JupyterLab 4 in a 1024-px-wide window, with the file browser open as it starts: a code cell's editor is 590 px
+# wide, and its 13-px monospace font fits 75 characters in it; a longer line scrolls sideways, hiding its end
+# (often the comment that explains it).
+CODE_LINE_CHARS = 75
+PYTHON_BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_code_lines_fit_a_cell(path):
+    """Every line of every code cell, and of every ```python block in markdown (the solutions a learner pastes
+    into a cell), is at most CODE_LINE_CHARS long: move a long comment above its line, or break the line inside
+    its brackets."""
+    too_long = []
+    for i, cell in enumerate(load(path)["cells"]):
+        text = source(cell)
+        blocks = [text] if cell["cell_type"] == "code" else PYTHON_BLOCK.findall(text)
+        for block in blocks:
+            too_long += [f"cell {i} ({cell['cell_type']}), line {n}: {len(line)} characters: {line.strip()[:60]!r}"
+                         for n, line in enumerate(block.splitlines(), 1) if len(line) > CODE_LINE_CHARS]
+    assert not too_long, (
+        f"{path.name}: code lines longer than {CODE_LINE_CHARS} characters scroll sideways in JupyterLab:\n"
+        + "\n".join(too_long))
