@@ -1,5 +1,6 @@
-"""JupyterLab on a free local port and Debian's headless Chromium driven by Playwright: for the browser tests
-(tests/test_browser.py) and the browser benchmark (benchmarks/bench_stepper_browser.py).
+"""JupyterLab (or Notebook 7) on a free local port and Debian's headless Chromium driven by Playwright: for the
+browser tests (tests/test_browser*.py, tests/test_saved_notebooks.py) and the browser benchmark
+(benchmarks/bench_stepper_browser.py).
 
 Playwright's own browser download (``playwright install``) is never used: Chromium comes from apt.
 """
@@ -71,10 +72,13 @@ def _free_port():
 
 
 @contextlib.contextmanager
-def jupyterlab(notebooks, home, env=None):
+def jupyterlab(notebooks, home, env=None, app="lab"):
     """A JupyterLab server on ``notebooks`` with its own config, settings and runtime in ``home``; yields its URL
     with the token. Every cell is attached to the page (no windowing), so tests can look at any output. ``env``:
-    environment variables to change for the server and its kernels."""
+    environment variables to change for the server and its kernels. ``app="notebook"``: Notebook 7 instead (its
+    settings as JupyterLab's; open a notebook there with ``open_notebook(..., app="notebook")``)."""
+    if app not in ("lab", "notebook"):
+        raise ValueError(f"jupyterlab: app={app!r} should be 'lab' or 'notebook'")
     port, token = _free_port(), secrets.token_hex(16)
     for extension, name, value in (("notebook-extension", "tracker", {"windowingMode": "none"}),
                                    ("apputils-extension", "notification", {"fetchNews": "false"})):  # no news toast
@@ -85,14 +89,16 @@ def jupyterlab(notebooks, home, env=None):
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_RUNTIME_DIR=str(home / "runtime"),
                JUPYTER_DATA_DIR=str(home / "data"), IPYTHONDIR=str(home / "ipython"), JUPYTER_PLATFORM_DIRS="1",
                **(env or {}))
-    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+    cls = "LabApp" if app == "lab" else "JupyterNotebookApp"
+    cmd = [sys.executable, "-m", "jupyter", app, "--no-browser", "--ip=127.0.0.1", f"--port={port}",
            "--port-retries=0", f"--IdentityProvider.token={token}", f"--notebook-dir={notebooks}",
-           "--LabApp.expose_app_in_browser=True", f"--LabApp.workspaces_dir={home / 'workspaces'}",
-           f"--LabApp.user_settings_dir={home / 'settings'}", "--LabApp.news_url=",
-           "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+           f"--{cls}.expose_app_in_browser=True", f"--{cls}.workspaces_dir={home / 'workspaces'}",
+           f"--{cls}.user_settings_dir={home / 'settings'}"]
+    if app == "lab":
+        cmd += ["--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers and CI runners often run as root
         cmd.append("--allow-root")
-    log_path = home / "lab.log"
+    log_path = home / f"{app}.log"
     with open(log_path, "w") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         url = f"http://127.0.0.1:{port}"
@@ -100,14 +106,14 @@ def jupyterlab(notebooks, home, env=None):
             deadline = time.monotonic() + 60
             while True:
                 if proc.poll() is not None:
-                    raise AssertionError(f"JupyterLab exited early:\n{log_path.read_text()[-3000:]}")
+                    raise AssertionError(f"jupyter {app} exited early:\n{log_path.read_text()[-3000:]}")
                 try:
                     with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2) as r:
                         json.load(r)
                     break
                 except OSError:
                     if time.monotonic() > deadline:
-                        raise AssertionError(f"JupyterLab did not start:\n{log_path.read_text()[-3000:]}") from None
+                        raise AssertionError(f"jupyter {app} did not start:\n{log_path.read_text()[-3000:]}") from None
                     time.sleep(0.3)
             yield url, token
         finally:
@@ -143,10 +149,14 @@ def chromium(width=1500, height=1000, **context_options):
             browser.close()
 
 
-def open_notebook(page, url, token, name, run=False):
-    """Open a notebook in JupyterLab (not run: its outputs are as saved, and it is not trusted); ``run=True``
-    runs every cell and waits until the kernel is idle again."""
-    page.goto(f"{url}/lab/tree/{name}?reset&token={token}")  # reset: no tabs restored from an earlier page
+def open_notebook(page, url, token, name, run=False, app="lab", timeout=120_000):
+    """Open a notebook in JupyterLab (not run: its outputs are as saved, and it is not trusted unless this server
+    saved it); ``run=True`` runs every cell and waits (up to ``timeout`` ms) until the kernel is idle again.
+    ``app="notebook"``: in Notebook 7 (a server started with ``jupyterlab(..., app="notebook")``)."""
+    if app == "lab":
+        page.goto(f"{url}/lab/tree/{name}?reset&token={token}")  # reset: no tabs restored from an earlier page
+    else:
+        page.goto(f"{url}/notebooks/{name}?token={token}")
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget "
                            "&& window.jupyterapp.shell.currentWidget.sessionContext", timeout=60_000)
     page.wait_for_selector(".jp-Notebook >> visible=true")
@@ -154,7 +164,44 @@ def open_notebook(page, url, token, name, run=False):
         page.wait_for_function(KERNEL_IDLE, timeout=60_000)
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
         page.wait_for_timeout(500)
-        page.wait_for_function(KERNEL_IDLE, timeout=120_000)
+        page.wait_for_function(KERNEL_IDLE, timeout=timeout)
+
+
+def save_notebook(page):
+    """Save the open notebook as its Save button does (``docmanager:save``) and wait until it is written."""
+    page.evaluate("""async () => {
+        const w = window.jupyterapp.shell.currentWidget;
+        await window.jupyterapp.commands.execute('docmanager:save');
+        while (w.context.model.dirty) await new Promise(r => setTimeout(r, 100));
+    }""")
+
+
+def shut_down_kernel(page, url, token):
+    """Shut the open notebook's kernel down as the Kernel menu does, and wait until the server no longer runs it."""
+    kernel = page.evaluate("""async () => {
+        const session = window.jupyterapp.shell.currentWidget.sessionContext;
+        const id = session.session.kernel.id;
+        await session.shutdown();
+        return id;
+    }""")
+    deadline = time.monotonic() + 30
+    while True:
+        with urllib.request.urlopen(f"{url}/api/kernels?token={token}", timeout=5) as r:
+            if kernel not in {k["id"] for k in json.load(r)}:
+                return
+        if time.monotonic() > deadline:
+            raise AssertionError("the kernel did not shut down")
+        time.sleep(0.3)
+
+
+def close_notebook(page):
+    """Close the open notebook's tab (it must be saved: an unsaved one would ask)."""
+    page.evaluate("""async () => {
+        const w = window.jupyterapp.shell.currentWidget;
+        if (w.context.model.dirty) throw new Error('the notebook has unsaved changes');
+        w.close();
+        while (!w.isDisposed) await new Promise(r => setTimeout(r, 100));
+    }""")
 
 
 def copy_lessons(to):

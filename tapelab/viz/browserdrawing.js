@@ -24,4 +24,4 @@ async function render({ model, el }) {
   model.save_changes();
 }
 
-export default { render };
+export default { initialize: ({ model }) => { saveWidgetStateWithNotebook(model); }, render };

@@ -144,4 +144,4 @@ function render({ model, el }) {
   return () => resized.disconnect();
 }
 
-export default { render };
+export default { initialize: ({ model }) => { saveWidgetStateWithNotebook(model); }, render };

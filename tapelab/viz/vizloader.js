@@ -64,3 +64,74 @@ function showDrawError(el, error) {
     "Where Graphviz can be installed (apt-get install graphviz, or pip install graphviz-pure), the kernel draws instead.";
   el.replaceChildren(pre);
 }
+
+// A notebook that holds a tapelab picture saves its widgets' state when it is saved, as JupyterLab's setting "Save
+// Widget State Automatically" would (@jupyter-widgets/jupyterlab-manager's saveState, off by default in JupyterLab
+// 4 and Notebook 7). Why: a learner's own saved notebook is trusted when reopened (the server signed it), so
+// Jupyter shows the widget, not the still PNG beside it, and a widget whose state the notebook lacks shows "Error
+// displaying widget: model not found" instead of the stepper. Called from each widget's initialize(); once per
+// notebook (document context), on each save ("started": before the file is written) it writes what the manager's
+// own _saveState writes, get_state_sync({drop_defaults: true}) of the live widgets, and also keeps the widgets the
+// outputs still show that are no longer live (kernel restarted or shut down; a notebook reopened and not run), as
+// last seen live or as the notebook was opened with them. Public API only (the manager's context and
+// get_state_sync; the document context's saveState, sessionContext and model), each feature-detected: front ends
+// with other widget managers (VS Code, Colab, Voila, classic Notebook 6) have no such context, and nothing happens.
+const WIDGET_STATE = "application/vnd.jupyter.widget-state+json";
+const MODEL_REF = /IPY_MODEL_([\w-]+)|"model_id":\s*"([\w-]+)"/g; // a widget inside another; a widget an output shows
+
+function modelRefs(value) {
+  return [...JSON.stringify(value ?? null).matchAll(MODEL_REF)].map((m) => m[1] || m[2]);
+}
+
+// the state to save: every live widget (as the manager saves it), then what the outputs show, drawn from `known`
+function stateToSave(live, known, cells) {
+  const all = { ...known, ...live.state };
+  const keep = new Set(Object.keys(live.state));
+  const add = (ids) => {
+    for (const todo = [...ids]; todo.length;) {
+      const id = todo.pop();
+      if (keep.has(id) || !all[id]) continue;
+      keep.add(id);
+      todo.push(...modelRefs(all[id].state));
+    }
+  };
+  add(cells.flatMap((cell) => modelRefs(cell.outputs || [])));
+  for (const [id, m] of Object.entries(all)) { // links (jslink: Play, slider, picture) point at what they join
+    const refs = modelRefs(m.state);
+    if (!keep.has(id) && refs.some((r) => keep.has(r)) && refs.every((r) => all[r])) add([id]);
+  }
+  const state = {};
+  for (const id of keep) state[id] = all[id];
+  return { ...live, state };
+}
+
+function saveWidgetStateWithNotebook(model) {
+  try {
+    const manager = model?.widget_manager;
+    const context = manager?.context;
+    const doc = context?.model;
+    if (typeof manager?.get_state_sync !== "function" || typeof context?.saveState?.connect !== "function" ||
+        typeof doc?.setMetadata !== "function" || typeof doc?.getMetadata !== "function") return;
+    const notebooks = (globalThis.__tapelabSavesWidgetState ??= new WeakMap()); // context -> the state seen
+    if (notebooks.has(context)) return; // (each widget's module may be a copy of this one: the mark is global)
+    const known = { ...(doc.getMetadata("widgets")?.[WIDGET_STATE]?.state || {}) };
+    notebooks.set(context, known);
+    const remember = () => Object.assign(known, manager.get_state_sync({ drop_defaults: true }).state);
+    context.sessionContext?.statusChanged?.connect?.((_, status) => {
+      if (status === "idle" || status === "restarting") { try { remember(); } catch { /* keep what we have */ } }
+    });
+    context.saveState.connect((_, progress) => {
+      if (progress !== "started") return;
+      try {
+        const live = manager.get_state_sync({ drop_defaults: true });
+        const state = stateToSave(live, known, doc.toJSON?.().cells || []);
+        Object.assign(known, state.state);
+        doc.setMetadata("widgets", { [WIDGET_STATE]: state });
+      } catch (e) {
+        console.warn("tapelab: could not save the widgets' state with the notebook", e);
+      }
+    });
+  } catch (e) {
+    console.warn("tapelab: could not arrange to save the widgets' state with the notebook", e);
+  }
+}
