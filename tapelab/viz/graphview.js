@@ -5,7 +5,6 @@
 // no Graphviz run and no round trip). The view keeps the current op, its edges and its output in sight,
 // scrolling only when they are not already visible, and a click on a node jumps to that node's step.
 
-const LEGIBLE = 0.75; // the smallest zoom: 10 pt text is then 10 px on screen (stepper.py: LEGIBLE_ZOOM)
 const MARGIN = 24; // px kept free around what is followed
 
 function render({ model, el }) {
@@ -94,19 +93,21 @@ function render({ model, el }) {
     el.dataset.position = String(p);
     el.dataset.mode = mode;
     el.dataset.count = String(s.count);
-    if (!placed && box.clientWidth) { placed = true; setZoom(fitZoom(LEGIBLE)); }
+    if (!placed && box.clientWidth) { placed = true; setZoom(fitZoom(model.get("legible_zoom") || 1)); }
     follow(true);
   }
 
-  // Keep the current op, its edges and the tensors at their ends in view, or as much of that as fits, the op
-  // first: scroll only as far as needed, and only if needed.
+  // Keep the current op, its edges and the tensors at their ends in view (the ones it reads too, e.g. a
+  // convolution's input), or as much of that as fits, the op first: scroll only as far as needed, and only if needed.
   function follow(smooth) {
     if (!svg || !box.clientWidth) return;
     const op = [...svg.querySelectorAll("g.node.tapelab-current")];
     if (!op.length) return;
     const edgesNow = [...svg.querySelectorAll("g.edge.tapelab-current")];
-    const ends = new Set(edgesNow.flatMap((g) => (g.querySelector("title")?.textContent || "").split("->")));
-    const tensors = [...ends].map((id) => nodes.get(id)).filter(Boolean);
+    const ends = (gs) => gs.flatMap((g) => (g.querySelector("title")?.textContent || "").split("->"));
+    const ops = new Set(op.map((g) => g.id));
+    const touching = [...edges.values()].filter((g) => ends([g]).some((id) => ops.has(id)));
+    const tensors = (gs) => [...new Set(ends(gs))].map((id) => nodes.get(id)).filter((g) => g && !ops.has(g.id));
     const outer = box.getBoundingClientRect();
     const rect = (els) => {
       const r = els.map((e) => e.getBoundingClientRect());
@@ -116,7 +117,8 @@ function render({ model, el }) {
                bottom: Math.max(...r.map((b) => b.bottom)) - outer.top + box.scrollTop };
     };
     const fits = (r) => r.bottom - r.top <= box.clientHeight - 2 * MARGIN && r.right - r.left <= box.clientWidth - 2 * MARGIN;
-    const want = [[...op, ...edgesNow, ...tensors], [...op, ...edgesNow], op].map(rect).find(fits) || rect(op);
+    const want = [[...op, ...touching, ...tensors(touching)], [...op, ...edgesNow, ...tensors(edgesNow)],
+      [...op, ...edgesNow], op].map(rect).find(fits) || rect(op);
     const axis = (lo, hi, start, size) => {
       if (lo - MARGIN >= start && hi + MARGIN <= start + size) return start; // already in view: stay put
       if (hi - lo + 2 * MARGIN > size) return (lo + hi - size) / 2; // bigger than the view: centre it

@@ -8,6 +8,7 @@ Imported only when a stepper is made (``import tapelab`` needs no widget library
 import traitlets
 
 from tapelab.viz.browser import HERE, DrawsInBrowser
+from tapelab.viz.render import LEGIBLE_ZOOM
 
 
 class GraphView(DrawsInBrowser):
@@ -22,3 +23,4 @@ class GraphView(DrawsInBrowser):
     schedules = traitlets.Dict().tag(sync=True)
     position = traitlets.Int(0).tag(sync=True)
     mode = traitlets.Unicode("backward").tag(sync=True)
+    legible_zoom = traitlets.Float(LEGIBLE_ZOOM).tag(sync=True)  # the first zoom never shrinks its text below 11 px

@@ -5,8 +5,10 @@
 Controls are ipywidgets; the picture is an anywidget (``GraphView``) that restyles one Graphviz layout in
 the browser and follows the current op. Without anywidget the picture is each step's still frame, drawn
 by Graphviz in the kernel (slower, and it does not scroll to the current op); without either, or for a picture
-too big for the browser, the picture says why and the panel and table alone show the steps. Without a live
-kernel (a notebook opened, not run) the output shows a still frame of the last step as PNG, and every step as text.
+too big for the browser, the picture says why and the panel and table alone show the steps. A notebook that is
+not trusted (the lessons as shipped, GitHub, nbviewer) shows a still frame of the last step as PNG, and every step
+as text; a learner's own saved copy, reopened, shows the widget restored from the state saved with the notebook, at
+the step it was saved at (Play and the slider move the picture; the panel waits for the kernel).
 """
 
 import html
