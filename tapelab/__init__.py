@@ -146,7 +146,15 @@ from tapelab.custom import custom_gradient  # noqa: F401, E402
 from tapelab.unsupported import *  # noqa: F401, F403, E402
 from tapelab.unsupported import types  # noqa: F401, E402
 
+# isort: split
+from tapelab.learner import install_ipython_tracebacks as _tracebacks  # noqa: E402
+
+_tracebacks()  # in IPython/Jupyter, a tapelab error shows the learner's lines and the message, not tapelab's frames
+
+config.threading.limit_at_import()  # numpy's BLAS on one thread unless the user chose (tapelab/threads.py says why)
+
 # the public names: TF's (docs/tf_api.md lists them against TensorFlow 2.21) and tapelab's own teaching tools
 _IMPLEMENTATION = {"activations", "custom", "exercises", "function", "gradcheck", "initializers", "learner", "models",
-                   "module", "nest", "numerics", "ops", "primitives", "recording", "tape", "tensor", "unsupported"}
+                   "module", "nest", "numerics", "ops", "primitives", "recording", "tape", "tensor", "threads",
+                   "unsupported"}
 __all__ = sorted(name for name in dir() if not name.startswith("_") and name not in _IMPLEMENTATION)

@@ -3,11 +3,13 @@
     tl.config.list_physical_devices()        # [PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')]
     tl.config.list_physical_devices("GPU")   # []
     tl.config.run_functions_eagerly(True)    # tl.function calls the Python function itself (for debugging)
+    tl.config.threading.get_intra_op_parallelism_threads()  # 1: numpy's BLAS threads (tapelab.threads says why)
 """
 
 import contextlib
 from typing import NamedTuple
 
+from tapelab import threads as threading  # noqa: F401  (TF's tf.config.threading: numpy's BLAS threads)
 from tapelab.errors import UnsupportedAttributeError, UnsupportedError
 from tapelab.function import settings
 
