@@ -4,8 +4,8 @@
 
 Expected values are computed, with tapelab itself or from the lesson's own objects (``needs``: passed by keyword
 to :func:`tapelab.exercises.self_check`); answers that are a word or a letter are stored base64-encoded, so a
-glance does not give them away. A judge returns ``True``, a string saying what is wrong, or ``None`` only while
-the exercise is still unanswered.
+glance does not give them away. A judge returns ``True`` or a string saying what is wrong (the learner's ``...``
+never reaches it: that is "not answered yet").
 """
 
 import base64
@@ -18,7 +18,7 @@ from tapelab.exercises import compare, compare_numbers, compare_shape, echo, pri
 
 class Question(NamedTuple):
     label: str  # "1a. what is asked", as the self-check line shows it
-    judge: Callable  # judge(answer, lesson_objects) -> True | "what is wrong" | None (not answered yet)
+    judge: Callable  # judge(answer, lesson_objects) -> True | "what is wrong"
     hint: str = ""
     needs: tuple = ()  # the lesson's objects the judge reads
 
@@ -98,32 +98,19 @@ def _dloss_dy(lesson):
     return tape.gradient(loss, y).numpy()
 
 
-def _c_gets_its_gradient(tape, lesson):
-    tl, c = _tl(), lesson["c"]
-    if not isinstance(tape, tl.GradientTape):
-        return f"your answer is {echo(tape)}: pass the tape of exercise 3"
-    if isinstance(c, tl.Variable):
-        return "c must stay a tf.constant: make the tape follow it instead"
+def _c_gets_its_gradient(record, lesson):
+    tl = _tl()
+    x, c = tl.Variable(2.0, name="x"), tl.constant(3.0)
+    recorded = record(x, c)
+    if not (isinstance(recorded, tuple) and len(recorded) == 2 and isinstance(recorded[0], tl.GradientTape)):
+        return f"record(x, c) returns {echo(recorded)}: keep its last line, `return tape, target`"
+    tape, target = recorded
     if any(w is c for w in tape.watched):
-        return True  # watched: tape.gradient(target, c) gives x (the check leaves your tape unused)
-    if _still_open("# Exercise 3: the constant c"):
-        return None
+        dc = tape.gradient(target, c)
+        return dc is not None and float(dc) == 2.0 or f"∂target/∂c is {echo(dc)}, not x = 2"
     followed = [w.name.split(":")[0] for w in tape.watched]
-    return "the tape does not follow c yet" + (
+    return "the tape does not follow c" + (
         f", only {' and '.join(followed)} (a trainable Variable is followed without being asked)" if followed else "")
-
-
-def _still_open(first_line):
-    """Whether the exercise cell that opens with ``first_line``, as last run, still holds its ``...``."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    shell = get_ipython()
-    for cell in reversed((shell.user_ns.get("In", []) if shell else [])):
-        if cell.lstrip().startswith(first_line):
-            return any(line.strip().startswith("...") for line in cell.splitlines())
-    return False
 
 
 LESSON_02 = (
@@ -134,8 +121,7 @@ LESSON_02 = (
     Question("2. d loss / d y", _equal(_dloss_dy),
              "write xᵀ out, multiply it by the 2x2 matrix of 1/4s (reduce_mean sends 1/4 to each element)"),
     Question("3. the constant c receives a gradient", _c_gets_its_gradient,
-             "section 4: a tape follows trainable Variables by itself, and any other tensor only when asked",
-             needs=("c",)),
+             "section 4: a tape follows trainable Variables by itself, and any other tensor only when asked"),
 )
 
 

@@ -12,12 +12,13 @@ prints one line per question::
 The questions live in :mod:`tapelab.answer_key`, out of the learner's sight: expected values are computed
 there (with tapelab itself, or from the lesson's own objects passed to ``self_check`` by keyword) and the few
 literal answers are stored encoded, so no lesson cell shows an answer. An answer is "not answered yet" only
-while it is still the ``...`` (or a function whose body is still ``...``); anything else gets a verdict.
+while it is still the ``...`` (or a function with its ``...`` line still in it); anything else gets a verdict.
 
 :func:`check` is the one-question building block, for exercises of your own.
 """
 
 import contextlib
+import inspect
 import io
 import numbers
 
@@ -60,12 +61,12 @@ def self_check(lesson, *answers, **lesson_objects):
 def check(question, answer, expected=None, *, test=None, hint="", tol=1e-4):
     """Print one line: whether ``answer`` is right (correct), wrong (not yet, with what is wrong), or not answered yet.
 
-    ``answer`` is unanswered while it is ``...`` (or a function whose body is ``...``). It is compared with
+    ``answer`` is unanswered while it is ``...`` (or a function with a ``...`` line still in it). It is compared with
     ``expected``: a dtype with a dtype (``"float32"``, ``tf.float32`` and ``np.float32`` are the same), a number
     or array with a number or array (each entry within ``tol`` of the expected one), a ``bool`` with a ``bool``, a
     string with a string or any string of a tuple of strings (case and surrounding spaces ignored). For anything
     else pass ``test``, a function of the answer that returns ``True`` when it is right or a string saying what is
-    wrong. ``hint`` is printed when the answer is wrong.
+    wrong (anything else: the answer is shown). ``hint`` is printed when the answer is wrong.
 
     >>> check("2 + 2", ..., 4)
     ○ 2 + 2: not answered yet (replace the ... above)
@@ -74,16 +75,14 @@ def check(question, answer, expected=None, *, test=None, hint="", tol=1e-4):
     >>> check("2 + 2", 4.0, 4)
     ✓ 2 + 2: correct
     """
-    if answer is ... or _is_stub(answer):
+    if _is_placeholder(answer):
         status, why = UNANSWERED, ""
     else:
         try:
             verdict = test(answer) if test is not None else compare(answer, expected, tol)
         except Exception as err:  # the learner's code failed: that is what is wrong
             verdict = f"it raised {type(err).__name__}: {err}"
-        if verdict is None:  # (a test that cannot judge yet: e.g. the exercise cell still holds its ...)
-            status, why = UNANSWERED, ""
-        elif verdict is True or (isinstance(verdict, np.bool_) and verdict):
+        if verdict is True or (isinstance(verdict, np.bool_) and verdict):
             status, why = CORRECT, ""
         else:
             status = WRONG
@@ -182,13 +181,22 @@ def _kind(answer):
     return {list: "a list", tuple: "a tuple", np.ndarray: "an array"}.get(type(answer), type(answer).__name__)
 
 
-def _is_stub(answer):
-    """Whether ``answer`` is a function that does nothing yet (its body is still ``...``)."""
-    code = getattr(getattr(answer, "python_function", answer), "__code__", None)  # (a tf.function: its Python)
-    return code is not None and code.co_code == _stub.__code__.co_code and code.co_consts[:1] in ((None,), ())
+def _is_placeholder(answer):
+    """Whether ``answer`` is still the exercise's ``...``, or a function with a ``...`` line the learner has not
+    replaced yet (read from its source; a function whose source is gone counts while it does nothing)."""
+    if answer is ...:
+        return True
+    function = getattr(answer, "python_function", answer)  # (a tf.function: its Python function)
+    if not callable(function) or not hasattr(function, "__code__"):
+        return False
+    try:
+        source = inspect.getsource(function)
+    except (OSError, TypeError):
+        return function.__code__.co_code == _does_nothing.__code__.co_code
+    return any(line.split("#")[0].strip() == "..." for line in source.splitlines())
 
 
-def _stub():
+def _does_nothing():
     ...
 
 

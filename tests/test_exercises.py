@@ -76,8 +76,8 @@ WRONG = {
            "mean_fixed = float(tf.reduce_mean([1, 2, 3, 4]))"],
     "02": ["first_derivative = 8.0\nsecond_derivative = 6.0",
            "dy_by_hand = [1.0, 1.0, 1.5, 1.5]",
-           'x = tf.Variable(2.0, name="x")\nc = tf.constant(3.0)\nwith tf.GradientTape() as tape:\n'
-           "    tape.watch(x)\n    target = x * c"],
+           "def record(x, c):\n    with tf.GradientTape() as tape:\n        tape.watch(x)\n"
+           "        target = x * c\n    return tape, target"],
     "03": ['dd_da = np.exp(2.0 * -1.0) * -1.0\ndd_db = "0.27"', "number_of_contributions = 2\ncontributions = 12",
            'reason = "c"'],
     "04": ["final_B_prediction = 2 + 8 * 0.98 ** 200", "W_prediction = [4.9]", 'op_sending_to_B = "multiply"'],
@@ -232,15 +232,24 @@ def test_unanswered_is_only_the_placeholder(capsys):
     def fails(x):
         raise ValueError("no")
 
+    def line_left(x):
+        y = x + 1
+        ...  # your line
+        return y
+
+    namespace = {}
+    exec("def no_source(x):\n    pass", namespace)  # (no file to read its source from)
     check("the placeholder", ..., 1)
     check("a stub", stub, test=lambda f: f(1) == 2)
+    check("a function with its ... line still in it", line_left, test=lambda f: f(1) == 2)
+    check("a function without source that does nothing", namespace["no_source"], test=lambda f: f(1) == 2)
     check("None", None, 1)
     check("no return", forgot_return, test=lambda f: f(1) == 2)
     check("raises", fails, test=lambda f: f(1) == 2)
     lines = capsys.readouterr().out.splitlines()
-    assert [line[0] for line in lines] == ["○", "○", "✗", "✗", "✗"]
-    assert lines[2].endswith("your answer is None: one number is expected")
-    assert lines[4].endswith("it raised ValueError: no")
+    assert [line[0] for line in lines] == ["○", "○", "○", "○", "✗", "✗", "✗"]
+    assert lines[4].endswith("your answer is None: one number is expected")
+    assert lines[6].endswith("it raised ValueError: no")
 
 
 def test_self_check_says_what_it_needs(capsys):
