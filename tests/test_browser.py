@@ -12,6 +12,7 @@ import re
 
 import pytest
 
+from tapelab.viz import render
 from tests import browser
 
 pytestmark = pytest.mark.browser
@@ -58,7 +59,7 @@ CURRENT = """(k) => {
             fontPx: parseFloat(text.getAttribute('font-size')) * text.getScreenCTM().a,
             node: [r.top - b.top, r.bottom - b.top], box: [box.clientWidth, box.clientHeight]};
 }"""
-LEGIBLE_PX = 10
+LEGIBLE_PX = render.LEGIBLE_PX  # no text in a picture smaller than this
 
 
 @pytest.fixture(scope="module")
@@ -181,6 +182,69 @@ def test_clicking_a_node_jumps_to_its_step(lab):
         at(page, 1, 0, "forward")
         chain.locator(".tapelab-graph g.node#op_3").click()  # forward: op 3 runs at step 4
         at(page, 1, 4, "forward")
+
+
+# A laptop's window: the stepper's current op and the chain-rule text explaining it, and every picture's text
+SMALL_WINDOW = (1024, 768)
+IN_VIEW = """(k) => {
+    const s = document.querySelectorAll('.tapelab-stepper')[k];
+    const op = s.querySelector('.tapelab-graph g.node.tapelab-current');
+    const line = s.querySelector('.tapelab-stepper-panel pre');
+    const texts = [...s.querySelectorAll('.tapelab-graph svg text')].filter(t => t.textContent.trim()
+        && getComputedStyle(t).visibility !== 'hidden' && t.getBoundingClientRect().width > 0);
+    const visible = (r) => r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth;
+    const o = op.getBoundingClientRect(), p = line.getBoundingClientRect();
+    const firstLines = {top: p.top, left: p.left, right: Math.min(p.right, innerWidth), bottom: p.top + 40};
+    return {op: visible(o), panel: visible(firstLines), opRect: [o.top, o.bottom], panelTop: p.top,
+            height: innerHeight, smallestPx: Math.min(...texts.map(t =>
+                parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a))};
+}"""
+
+
+@pytest.mark.parametrize(("name", "k"), [("04-linear-regression.ipynb", 0), ("steppers.ipynb", 0),
+                                         ("07-cnn-quickstart.ipynb", 0)])
+def test_in_a_1024_px_window_the_current_op_and_its_panel_are_in_view_together(lab, name, k):
+    """With the stepper scrolled to the top of a 1024 x 768 window, as a learner pressing Next has it, every step
+    shows the current op and the first lines of its chain-rule panel at once, and no text in the picture is smaller
+    than LEGIBLE_PX."""
+    url, token = lab
+    with browser.chromium(*SMALL_WINDOW) as page:
+        browser.open_notebook(page, url, token, name, run=True)
+        s = stepper(page, k)
+        at(page, k, 0, "backward")
+        s.evaluate("el => el.scrollIntoView({block: 'start'})")
+        count = int(s.locator(".tapelab-graph").get_attribute("data-count"))
+        for p in range(1, count + 1):
+            s.locator("button.tapelab-stepper-next").click()
+            at(page, k, p, "backward")
+            assert_followed(page, k, f"{name}, step {p}")
+            view = page.evaluate(IN_VIEW, k)
+            assert view["op"] and view["panel"], f"{name}, step {p} of {count}: not both in view: {view}"
+            assert view["smallestPx"] >= LEGIBLE_PX - 0.01, f"{name}, step {p}: text of {view['smallestPx']:.1f} px"
+        browser.SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(browser.SCREENSHOTS / f"1024-{name[:2]}-stepper-{k}.png"))
+
+
+@pytest.mark.parametrize("name", [p.name for p in sorted((browser.ROOT / "notebooks").glob("*.ipynb"))])
+def test_in_a_1024_px_window_every_picture_keeps_its_text_legible(lab, name):
+    """The lessons as saved, in a 1024-px window: a tapelab picture (a PNG drawn at 1.5 pixels per screen pixel,
+    its width given) is shrunk to the cell by LEGIBLE_ZOOM at most, so its 10-pt text stays 11 px."""
+    url, token = lab
+    with browser.chromium(*SMALL_WINDOW) as page:
+        browser.open_notebook(page, url, token, name)
+        page.wait_for_timeout(1500)
+        shown = page.evaluate("""async () => {
+            const out = [];
+            for (const img of document.querySelectorAll('.jp-OutputArea-output img[width]')) {
+                img.scrollIntoView();
+                if (!img.complete) await img.decode().catch(() => {});
+                out.push([img.clientWidth, Number(img.getAttribute('width'))]);
+            }
+            return out;
+        }""")
+    assert all(width > 0 for _, width in shown)
+    small = [(shown_px, width) for shown_px, width in shown if shown_px < width * render.LEGIBLE_ZOOM - 1]
+    assert not small, f"{name}: pictures shrunk below legible text (shown px, natural px): {small}"
 
 
 RAW_PICTURE = re.compile(r"digraph|<svg|\bop_\d+\b|\bt\d+\s*->|stroke=|fillcolor")

@@ -567,3 +567,23 @@ def test_a_stepper_warning_points_at_the_learners_line():
     with pytest.warns(UserWarning, match="never watched") as record:
         walkthrough(tape, y, [x, c])
     assert record[0].filename == __file__
+
+
+def test_a_small_kernels_gradient_reads_as_its_grid_and_long_values_may_wrap():
+    """A (3, 3, 1, 1) kernel's gradient is written as the 3x3 grid it is (its axes of size 1 left out, and said so),
+    and a value too long for a narrow panel may wrap after its commas instead of widening the panel off screen."""
+    from tapelab.viz.stepper import NOWRAP_CHARS, _nowrap
+
+    conv = tl.keras.layers.Conv2D(1, 3, name="conv")
+    patch = np.arange(25, dtype=np.float32).reshape(1, 5, 5, 1) / 25
+    with tl.GradientTape(persistent=True) as tape:
+        loss = tl.reduce_mean(conv(patch))
+    kernel = tape.gradient(loss, conv.kernel).numpy()
+    last = step_view(walkthrough(tape, loss, conv.trainable_variables), 3)
+    grid = fmt.value_text(kernel.reshape(3, 3), fmt.PANEL_SMALL)
+    assert f"= {grid} (shape (3, 3, 1, 1), its axes of size 1 left out)" in "\n".join(last.panel)
+    assert last.table[0].value.startswith(f"{grid} (shape (3, 3, 1, 1)")
+    short, long = "[[1, 1], [1, 1]]", "[" + ", ".join(["0.1111"] * 12) + "]"
+    assert len(short) <= NOWRAP_CHARS < len(long)
+    html = _nowrap(f"a = {short}, b = {long}")
+    assert f'<span style="white-space: nowrap">{short}</span>' in html and f"b = {long}" in html

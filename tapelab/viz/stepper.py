@@ -113,8 +113,8 @@ def _table_html(view):
 
 
 def _nowrap(text):
-    """``text`` as HTML in which a wrapped panel never splits a value: each ``[[1, 2], [3, 4]]`` and ``norm 0.5``
-    sits in a span that does not break."""
+    """``text`` as HTML in which a wrapped panel never splits a short value: each ``[[1, 2], [3, 4]]`` (up to
+    ``NOWRAP_CHARS``) and ``norm 0.5`` sits in a span that does not break; a longer value wraps after its commas."""
     out, depth, start = [], 0, 0
     for i, ch in enumerate(text):
         if ch == "[" and depth == 0:
@@ -122,10 +122,14 @@ def _nowrap(text):
             start = i
         depth += (ch == "[") - (ch == "]")
         if ch == "]" and depth == 0:
-            out.append(f'<span style="white-space: nowrap">{html.escape(text[start:i + 1])}</span>')
+            value = html.escape(text[start:i + 1])
+            out.append(f'<span style="white-space: nowrap">{value}</span>' if i + 1 - start <= NOWRAP_CHARS else value)
             start = i + 1
     out.append(html.escape(text[start:]))
     return re.sub(r"norm ([-\d.e+]+)", r'<span style="white-space: nowrap">norm \1</span>', "".join(out))
+
+
+NOWRAP_CHARS = 40  # longer values may wrap: a value wider than the panel would widen it past the screen
 
 
 def _panel_html(view):

@@ -218,7 +218,14 @@ def _plus(a, b):
 
 
 def _values(v):
-    """A value in the stepper's text: the numbers of an array of up to ``fmt.PANEL_SMALL``, else its norm."""
+    """A value in the stepper's text: the numbers of an array of up to ``fmt.PANEL_SMALL``, else its norm. A small
+    array of three or more axes, some of size 1, is written without those, and says so: a (3, 3, 1, 1) kernel's
+    gradient reads as the 3x3 grid it is."""
+    v = np.asarray(v)
+    squeezed = v.reshape([n for n in v.shape if n != 1])
+    if v.ndim > 2 and squeezed.ndim < v.ndim and v.size <= fmt.PANEL_SMALL:
+        numbers = fmt.value_text(squeezed, fmt.PANEL_SMALL)
+        return f"{numbers} (shape {fmt.shape_text(v.shape)}, its axes of size 1 left out)"
     return fmt.array_text(v, small=fmt.PANEL_SMALL)
 
 
