@@ -13,6 +13,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
+import tapelab as tl
 from tapelab.exercises import compare, compare_numbers, compare_shape, echo, printed
 
 
@@ -42,12 +43,6 @@ def _choice(encoded, options, why_not=None):
     return judge
 
 
-def _tl():
-    import tapelab
-
-    return tapelab
-
-
 # --- 01 · eager basics ---------------------------------------------------------------------------------------
 def _prints_hello_for_multiples_of_4(function_fixed, lesson):
     lines = printed(function_fixed, 16)
@@ -59,17 +54,16 @@ def _prints_hello_for_multiples_of_4(function_fixed, lesson):
 
 
 def _mean_of_1_to_4(lesson):
-    tl = _tl()
     return float(tl.reduce_mean(tl.constant([1.0, 2.0, 3.0, 4.0])))
 
 
 LESSON_01 = (
-    Question("1a. dtype of tf.constant([1, 2.5])", _equal(lambda _: _tl().constant([1, 2.5]).dtype),
+    Question("1a. dtype of tf.constant([1, 2.5])", _equal(lambda _: tl.constant([1, 2.5]).dtype),
              "section 1's table: what does one float in the list make of every element, and which float is that?"),
-    Question("1b. dtype of tf.constant(np.arange(3))", _equal(lambda _: _tl().constant(np.arange(3)).dtype),
+    Question("1b. dtype of tf.constant(np.arange(3))", _equal(lambda _: tl.constant(np.arange(3)).dtype),
              "section 1's table: what does a numpy array keep when it becomes a tensor? numpy can tell you too"),
     Question("1c. dtype of tf.constant(3) / tf.constant(2)",
-             _equal(lambda _: (_tl().constant(3) / _tl().constant(2)).dtype),
+             _equal(lambda _: (tl.constant(3) / tl.constant(2)).dtype),
              "`/` gives a float even for integers, as in TensorFlow: which float holds every int32 exactly?"),
     Question("2. function_fixed(16) prints hello for multiples of 4", _prints_hello_for_multiples_of_4,
              "Python runs the first branch whose test is true, and every multiple of 4 is also even"),
@@ -80,7 +74,6 @@ LESSON_01 = (
 
 # --- 02 · the gradient tape ----------------------------------------------------------------------------------
 def _derivatives_of_cube(lesson):
-    tl = _tl()
     x = tl.Variable(2.0)
     with tl.GradientTape() as outer:
         with tl.GradientTape() as inner:
@@ -90,7 +83,6 @@ def _derivatives_of_cube(lesson):
 
 
 def _dloss_dy(lesson):
-    tl = _tl()
     x = tl.Variable([[1.0, 2.0], [3.0, 4.0]])
     y = tl.Variable([[2.0, 2.0], [2.0, 2.0]])
     with tl.GradientTape() as tape:
@@ -99,7 +91,6 @@ def _dloss_dy(lesson):
 
 
 def _c_gets_its_gradient(record, lesson):
-    tl = _tl()
     x, c = tl.Variable(2.0, name="x"), tl.constant(3.0)
     recorded = record(x, c)
     if not (isinstance(recorded, tuple) and len(recorded) == 2 and isinstance(recorded[0], tl.GradientTape)):
@@ -127,7 +118,6 @@ LESSON_02 = (
 
 # --- 03 · the tape as a graph --------------------------------------------------------------------------------
 def _d_exp_ab_plus_a(lesson):
-    tl = _tl()
     a, b = tl.Variable(2.0), tl.Variable(-1.0)
     with tl.GradientTape() as tape:
         d = tl.exp(a * b) + a
@@ -135,7 +125,6 @@ def _d_exp_ab_plus_a(lesson):
 
 
 def _contributions_to_x_in_cube(lesson):
-    tl = _tl()
     x = tl.Variable(2.0)
     with tl.GradientTape() as tape:
         cube = x * x * x
@@ -172,7 +161,6 @@ LESSON_03 = (
 
 # --- 04 · linear regression ----------------------------------------------------------------------------------
 def _train(lesson, W, B, learning_rate, steps=200):
-    tl = _tl()
     W, B = tl.Variable(W), tl.Variable(B)
     for _ in range(steps):
         with tl.GradientTape() as tape:
@@ -184,7 +172,6 @@ def _train(lesson, W, B, learning_rate, steps=200):
 
 
 def _op_sending_to_b(lesson):
-    tl = _tl()
     W, B = tl.Variable(5.0), tl.Variable(10.0)
     with tl.GradientTape() as tape:
         loss_value = lesson["loss"](W, B)
@@ -193,7 +180,6 @@ def _op_sending_to_b(lesson):
 
 
 def _op_name(answer, lesson):
-    tl = _tl()
     if not isinstance(answer, str):
         return f"your answer is {echo(answer)}: write the op's name as a string, e.g. \"matmul\""
     name = answer.strip().lower().removeprefix("tf.").removeprefix("tl.")
@@ -214,7 +200,6 @@ LESSON_04 = (
 
 # --- 05 · MNIST ----------------------------------------------------------------------------------------------
 def _mlp(hidden):
-    tl = _tl()
     model = tl.keras.Sequential([tl.keras.layers.Flatten(), tl.keras.layers.Dense(hidden, activation="relu"),
                                  tl.keras.layers.Dense(10)])
     model(np.zeros((1, 28, 28), np.float32))
@@ -222,7 +207,6 @@ def _mlp(hidden):
 
 
 def _untrained_loss(lesson):
-    tl = _tl()
     loss_fn = tl.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     return float(loss_fn(lesson["y_train"][:1000], _mlp(128)(lesson["x_train"][:1000])))
 
@@ -242,7 +226,6 @@ LESSON_05 = (
 # --- 06 · static graph versus eager --------------------------------------------------------------------------
 def _traces(lesson, *calls):
     """A fresh f traced for section 3's calls, then ``calls``: its trace count before and after them."""
-    tl = _tl()
     fresh = tl.function(lesson["f"].python_function)
     seen = (tl.constant(3.0), tl.constant([1.0, 2.0]), tl.constant(1.0, dtype=tl.float64))
     printed(lambda: [fresh(v) for v in seen])  # (f's own print kept quiet)
@@ -252,12 +235,11 @@ def _traces(lesson, *calls):
 
 
 def _retraces(lesson):
-    before, after = _traces(lesson, _tl().constant([[2.0]]))
+    before, after = _traces(lesson, tl.constant([[2.0]]))
     return after > before
 
 
 def _clips(clip, lesson):
-    tl = _tl()
     out = clip(tl.constant([-1.0, 2.0]))
     if out is None:
         return "clip([-1.0, 2.0]) returns None: the function needs a `return`"
@@ -271,14 +253,13 @@ LESSON_06 = (
              "one?", needs=("f",)),
     Question("2. clip without a Python if", _clips, "section 3: which op picks between two tensors elementwise?"),
     Question("3. f.trace_count after those two calls",
-             _equal(lambda o: _traces(o, _tl().constant([[2.0]]), _tl().constant(9.0))[1]),
+             _equal(lambda o: _traces(o, tl.constant([[2.0]]), tl.constant(9.0))[1]),
              "which of the two calls brings a signature f has not seen before?", needs=("f",)),
 )
 
 
 # --- 07 · a CNN ----------------------------------------------------------------------------------------------
 def _conv(filters, size, channels=1, **options):
-    tl = _tl()
     layer = tl.keras.layers.Conv2D(filters, size, **options)
     return layer, layer(np.zeros((1, 28, 28, channels), np.float32))
 

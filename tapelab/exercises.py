@@ -50,11 +50,12 @@ def self_check(lesson, *answers, **lesson_objects):
     if len(answers) != len(questions):
         raise TypeError(f"self_check({key!r}) takes {len(questions)} answers, one per question "
                         f"({', '.join(q.label.split('.')[0] for q in questions)}), in that order; got {len(answers)}.")
-    for question, answer in zip(questions, answers):
+    for question in questions:  # (before any line is printed)
         missing = [name for name in question.needs if name not in lesson_objects]
         if missing:
             raise TypeError(f"self_check({key!r}): question {question.label.split('.')[0]} is checked against the "
                             f"lesson's {', '.join(missing)}: pass {', '.join(f'{m}={m}' for m in missing)}.")
+    for question, answer in zip(questions, answers):
         check(question.label, answer, test=lambda a, q=question: q.judge(a, lesson_objects), hint=question.hint)
 
 
