@@ -26,7 +26,7 @@ import reference  # noqa: E402
 from bench_training import tapelab_model  # noqa: E402
 
 import tapelab as tl  # noqa: E402
-from tapelab.primitives import NUMPY  # noqa: E402
+from tapelab.engine.primitives import NUMPY  # noqa: E402
 
 PHASES = ("forward + loss", "backward", "update")
 

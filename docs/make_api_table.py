@@ -1,7 +1,7 @@
 """Write ``docs/tf_api.md``: every public name of tapelab's TF-shaped modules, against TensorFlow 2.21's.
 
     python docs/make_api_table.py            # rewrite docs/tf_api.md
-    python docs/make_api_table.py --check    # exit 1 if the file is out of date (tests/test_tf_names.py does this)
+    python docs/make_api_table.py --check    # exit 1 if the file is out of date (tests/api/test_tf_names.py does this)
 
 TensorFlow's names come from ``tests/fixtures/tf_contract.json`` (recorded from real TensorFlow by
 ``tests/fixtures/make_tf_contract.py``); TensorFlow itself is not needed here.
@@ -19,12 +19,12 @@ OUT = ROOT / "docs" / "tf_api.md"
 # tapelab module -> the TF namespace it mirrors
 MIRRORS = {
     "tapelab": "tf", "tapelab.math": "tf.math", "tapelab.nn": "tf.nn", "tapelab.linalg": "tf.linalg",
-    "tapelab.random": "tf.random", "tapelab.config": "tf.config", "tapelab.errors": "tf.errors",
-    "tapelab.debugging": "tf.debugging", "tapelab.dtypes": "tf.dtypes", "tapelab.keras": "tf.keras",
-    "tapelab.layers": "tf.keras.layers", "tapelab.losses": "tf.keras.losses",
-    "tapelab.optimizers": "tf.keras.optimizers",
-    "tapelab.metrics": "tf.keras.metrics", "tapelab.models": "tf.keras.models",
-    "tapelab.activations": "tf.keras.activations", "tapelab.initializers": "tf.keras.initializers",
+    "tapelab.random": "tf.random", "tapelab.config": "tf.config", "tapelab.engine.errors": "tf.errors",
+    "tapelab.debugging": "tf.debugging", "tapelab.engine.dtypes": "tf.dtypes", "tapelab.keras": "tf.keras",
+    "tapelab.keras.layers": "tf.keras.layers", "tapelab.keras.losses": "tf.keras.losses",
+    "tapelab.keras.optimizers": "tf.keras.optimizers",
+    "tapelab.keras.metrics": "tf.keras.metrics", "tapelab.keras.models": "tf.keras.models",
+    "tapelab.keras.activations": "tf.keras.activations", "tapelab.keras.initializers": "tf.keras.initializers",
     "tapelab.keras.utils": "tf.keras.utils", "tapelab.keras.backend": "tf.keras.backend", "tapelab.data": "tf.data",
 }
 
@@ -36,25 +36,25 @@ TAPELAB_ONLY = {
     ("tapelab", "GradientCheck"): "what check_gradients returns",
     ("tapelab", "OPS"): "the table of primitives: each op's forward, gradient rules and formulas",
     ("tapelab", "TracingError"): "a traced tensor used as a Python value (TF: OperatorNotAllowedInGraphError)",
-    ("tapelab", "UnsupportedError"): "what tapelab leaves to TensorFlow raises this (a NotImplementedError)",
+    ("tapelab", "UnsupportedError"): "what tapelab leaves to TensorFlow raises (a NotImplementedError)",
     ("tapelab", "InvalidArgumentError"): "TF's tf.errors.InvalidArgumentError, also at the top level",
     ("tapelab", "ConcreteFunction"): "TF's tf.types.experimental.ConcreteFunction: one traced signature",
     ("tapelab", "Function"): "TF's tf.types.experimental.PolymorphicFunction: what tl.function returns",
     ("tapelab", "datasets"): "the MNIST sample and small datasets of the lessons (TF: tf.keras.datasets)",
     ("tapelab", "layers"): "TF's tf.keras.layers, also at the top level",
-    ("tapelab.errors", "UnsupportedError"): "what tapelab leaves to TensorFlow raises this (a NotImplementedError)",
-    ("tapelab.errors", "UnsupportedAttributeError"): "UnsupportedError for a missing attribute (hasattr is False)",
-    ("tapelab.errors", "LeakedTensorError"): "a tensor of a traced graph used outside it (TF raises a TypeError)",
-    ("tapelab.metrics", "accuracy"): "the fraction of argmax predictions that match the labels (Keras 2 had it)",
-    ("tapelab.metrics", "evaluate_accuracy"): "a model's accuracy on a dataset, in batches (the lessons use it)",
-    ("tapelab.losses", "mean_squared_error"): "Keras 2's name for MSE (Keras 3: keras.losses.MSE)",
+    ("tapelab.engine.errors", "UnsupportedError"): "what tapelab leaves to TensorFlow raises (a NotImplementedError)",
+    ("tapelab.engine.errors", "UnsupportedAttributeError"): "UnsupportedError for a missing attribute (hasattr: False)",
+    ("tapelab.engine.errors", "LeakedTensorError"): "a traced graph's tensor used outside it (TF: a TypeError)",
+    ("tapelab.keras.metrics", "accuracy"): "the fraction of argmax predictions that match the labels (Keras 2 had it)",
+    ("tapelab.keras.metrics", "evaluate_accuracy"): "a model's accuracy on a dataset, in batches (the lessons use it)",
+    ("tapelab.keras.losses", "mean_squared_error"): "Keras 2's name for MSE (Keras 3: keras.losses.MSE)",
 }
 
 # names TF has whose arguments tapelab spells differently: why
 ARGUMENTS_DIFFER = {
     ("tapelab", "DType"): "TF's constructor takes an internal type number; tapelab's the name (learners use "
                           "tl.float32)",
-    ("tapelab.dtypes", "DType"): "as tapelab.DType",
+    ("tapelab.engine.dtypes", "DType"): "as tapelab.DType",
     ("tapelab.data", "Dataset"): "TF's constructor takes an internal variant tensor; make datasets with "
                                  "from_tensor_slices, from_generator or range, as in TF",
 }
@@ -114,11 +114,11 @@ def table():
         "# tapelab's TensorFlow API",
         "",
         "Generated by `python docs/make_api_table.py` from tapelab's modules and the names of TensorFlow "
-        f"{version} recorded in `tests/fixtures/tf_contract.json`; `tests/test_tf_names.py` checks that this file "
+        f"{version} recorded in `tests/fixtures/tf_contract.json`; `tests/api/test_tf_names.py` checks that this file "
         "is current and that every name tapelab has means what TensorFlow's does (same kind, same arguments).",
         "",
         "- **implemented**: runs as in TensorFlow (values, dtypes and errors are checked against TF in "
-        "`tests/test_tf_contract.py` and `tests/test_tf_programs.py`);",
+        "`tests/api/test_tf_contract.py` and `tests/api/test_tf_programs.py`);",
         "- **left to TensorFlow**: tapelab teaches autodiff and does not implement it; using it raises "
         "`tapelab.UnsupportedError`, which says so and gives the tapelab way where there is one;",
         "- **tapelab's own**: teaching tools TensorFlow does not have (or has under another name).",

@@ -3,7 +3,7 @@
 tapelab draws in the browser with it where no ``dot`` program can run (JupyterLab without Graphviz, JupyterLite).
 The file is shipped in the wheel as ``tapelab/viz/vizjs/viz.js``, exactly as npm serves it: never edit it by hand.
 To move to another release, change VERSION and SHA256 below (``npm view @viz-js/viz``), run this script, and check
-that the pictures still match graphviz-pure's (tests/test_browser_render.py)::
+that the pictures still match graphviz-pure's (tests/e2e/test_browser_render.py)::
 
     python scripts/fetch_vizjs.py            # npm pack @viz-js/viz@VERSION, check the sha256, write the file
     python scripts/fetch_vizjs.py --check    # only check the file in the checkout (no network)

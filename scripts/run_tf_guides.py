@@ -12,7 +12,7 @@ basic_training_loops, function and intro_to_graphs (``.ipynb``), then::
 Each guide runs in one fresh namespace, cells in order, as a reader pasting them would, in a scratch
 working directory (the checkpoints and saved models the guides write land there, not in the checkout). Shell
 (``!pip``) and magic (``%``) lines are skipped; matplotlib draws off screen. A cell *runs* when it
-raises nothing. A cell that stops with ``tapelab.errors.UnsupportedError`` needs a feature tapelab
+raises nothing. A cell that stops with ``tapelab.engine.errors.UnsupportedError`` needs a feature tapelab
 leaves to TensorFlow on purpose; any other exception is a gap. A cell that stops on a NameError for a
 name an earlier stopped cell should have made counts as that cell's kind of stop (the last column says
 how many). The table counts each kind.

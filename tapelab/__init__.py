@@ -8,7 +8,8 @@
 """
 
 from tapelab import linalg, math, nn, random  # noqa: F401
-from tapelab.dtypes import (  # noqa: F401
+from tapelab.engine import dtypes, errors, nest  # noqa: F401  (tf.dtypes, tf.errors, tf.nest)
+from tapelab.engine.dtypes import (  # noqa: F401
     DType,
     as_dtype,
     bool,
@@ -21,8 +22,8 @@ from tapelab.dtypes import (  # noqa: F401
     int64,
     uint8,
 )
-from tapelab.errors import InvalidArgumentError, UnsupportedError  # noqa: F401
-from tapelab.function import (  # noqa: F401
+from tapelab.engine.errors import InvalidArgumentError, UnsupportedError  # noqa: F401
+from tapelab.engine.function import (  # noqa: F401
     ConcreteFunction,
     Function,
     Graph,
@@ -32,7 +33,10 @@ from tapelab.function import (  # noqa: F401
     function,
     init_scope,
 )
-from tapelab.gradcheck import GradientCheck, check_gradients  # noqa: F401
+from tapelab.engine.gradcheck import GradientCheck, check_gradients  # noqa: F401
+from tapelab.engine.primitives import OPS  # noqa: F401
+from tapelab.engine.tape import GradientTape, UnconnectedGradients, gradients, name_scope  # noqa: F401
+from tapelab.engine.tensor import Tensor, TensorShape, Variable, constant, convert_to_tensor  # noqa: F401
 from tapelab.linalg import norm  # noqa: F401
 from tapelab.math import (  # noqa: F401
     acos,
@@ -122,14 +126,13 @@ from tapelab.ops import (  # noqa: F401
     zeros,
     zeros_like,
 )
-from tapelab.primitives import OPS  # noqa: F401
-from tapelab.tape import GradientTape, UnconnectedGradients, gradients, name_scope  # noqa: F401
-from tapelab.tensor import Tensor, TensorShape, Variable, constant, convert_to_tensor  # noqa: F401
 
 __version__ = "0.1.0"
 
 # --- training stack: Module, layers, models, losses, optimizers, metrics, data, datasets; plots load lazily ---
-from tapelab import data, datasets, keras, layers, losses, metrics, models, optimizers, plots  # noqa: F401, E402
+from tapelab import data, datasets, keras  # noqa: F401, E402
+from tapelab.keras import layers, losses, metrics, models, optimizers  # noqa: F401, E402  (tl.layers: Keras's)
+from tapelab.lessons import plots  # noqa: F401, E402
 from tapelab.module import Module  # noqa: F401, E402
 
 # --- end training stack ---
@@ -142,19 +145,18 @@ from tapelab import debugging  # noqa: F401, E402  (check-numerics mode)
 # isort: split
 from tapelab import config  # noqa: F401, E402  (devices; what is left to TensorFlow says so)
 from tapelab.config import device  # noqa: F401, E402
-from tapelab.custom import custom_gradient  # noqa: F401, E402
+from tapelab.engine.custom import custom_gradient  # noqa: F401, E402
 from tapelab.unsupported import *  # noqa: F401, F403, E402
 from tapelab.unsupported import types  # noqa: F401, E402
 
 # isort: split
-from tapelab.learner import install_ipython_tracebacks as _tracebacks  # noqa: E402
+from tapelab.lessons.tracebacks import install_ipython_tracebacks as _tracebacks  # noqa: E402
 
 _tracebacks()  # in IPython/Jupyter, a tapelab error shows the learner's lines and the message, not tapelab's frames
 
 config.threading.limit_at_import()  # numpy's BLAS on one thread unless the user chose (tapelab/threads.py says why)
 
 # the public names: TF's (docs/tf_api.md lists them against TensorFlow 2.21) and tapelab's own teaching tools
-_IMPLEMENTATION = {"activations", "custom", "exercises", "function", "gradcheck", "initializers", "learner", "models",
-                   "module", "nest", "numerics", "ops", "primitives", "recording", "tape", "tensor", "threads",
-                   "unsupported"}
+# (tl.function and tl.nest exist but stay out of the list, as before: tl.function has an argument TF's lacks)
+_IMPLEMENTATION = {"engine", "function", "lessons", "models", "module", "nest", "ops", "threads", "unsupported"}
 __all__ = sorted(name for name in dir() if not name.startswith("_") and name not in _IMPLEMENTATION)

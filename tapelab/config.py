@@ -10,8 +10,8 @@ import contextlib
 from typing import NamedTuple
 
 from tapelab import threads as threading  # noqa: F401  (TF's tf.config.threading: numpy's BLAS threads)
-from tapelab.errors import UnsupportedAttributeError, UnsupportedError
-from tapelab.function import settings
+from tapelab.engine.errors import UnsupportedAttributeError, UnsupportedError
+from tapelab.engine.function import settings
 
 
 class PhysicalDevice(NamedTuple):

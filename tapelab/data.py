@@ -18,11 +18,11 @@ import threading
 
 import numpy as np
 
-from tapelab import dtypes, nest
-from tapelab.errors import InvalidArgumentError
-from tapelab.function import TensorSpec
-from tapelab.learner import spell
-from tapelab.tensor import Tensor, convert_to_tensor, to_numpy
+from tapelab.engine import dtypes, nest
+from tapelab.engine.errors import InvalidArgumentError
+from tapelab.engine.function import TensorSpec
+from tapelab.engine.learner import spell
+from tapelab.engine.tensor import Tensor, convert_to_tensor, to_numpy
 
 _peek = threading.local()  # element_spec is looking at a first element
 AUTOTUNE = -1  # tf.data.AUTOTUNE: "pick a buffer size for me" (any value works: prefetch changes nothing here)

@@ -12,10 +12,10 @@ When the mode is off, each op pays one flag test.
 
 import numpy as np
 
-from tapelab.errors import InvalidArgumentError
-from tapelab.numerics import bad_words, describe
-from tapelab.recording import switches
-from tapelab.tensor import convert_to_tensor
+from tapelab.engine.errors import InvalidArgumentError
+from tapelab.engine.numerics import bad_words, describe
+from tapelab.engine.recording import switches
+from tapelab.engine.tensor import convert_to_tensor
 
 __all__ = ["enable_check_numerics", "disable_check_numerics", "check_numerics"]
 
@@ -47,7 +47,7 @@ def enable_check_numerics(stack_height_limit=30, path_length_limit=50):
     ...     tl.math.log(tl.constant([1.0, 0.0]))
     Traceback (most recent call last):
     ...
-    tapelab.errors.InvalidArgumentError: check_numerics: log produced -Inf ...
+    tapelab.engine.errors.InvalidArgumentError: check_numerics: log produced -Inf ...
     """
     previous, switches.check_numerics = switches.check_numerics, True
     return _CheckNumerics(previous)

@@ -1,6 +1,9 @@
 """``tl.linalg``: matrix ops, as in ``tf.linalg`` (on the last two axes; leading axes are a batch)."""
 
-from tapelab.errors import InvalidArgumentError
+from tapelab.engine.errors import InvalidArgumentError
+from tapelab.engine.primitives import OPS
+from tapelab.engine.tape import run
+from tapelab.engine.tensor import convert_to_tensor
 from tapelab.ops import (  # noqa: F401
     _axes,
     abs,
@@ -14,9 +17,6 @@ from tapelab.ops import (  # noqa: F401
     reshape,
     sqrt,
 )
-from tapelab.primitives import OPS
-from tapelab.tape import run
-from tapelab.tensor import convert_to_tensor
 
 
 def _matrices(name, *xs, square=True):

@@ -1,14 +1,17 @@
 """``tl.math``: the math ops under TensorFlow's ``tf.math.*`` names: elementwise functions, reductions, scans.
 
-Each differentiable function runs one primitive of :mod:`tapelab.primitives` (where its gradient rule
+Each differentiable function runs one primitive of :mod:`tapelab.engine.primitives` (where its gradient rule
 lives); ``reduce_variance`` and ``reduce_std`` are made of primitives, as in TF.
 """
 
 import builtins
 from typing import NamedTuple
 
-from tapelab import dtypes
-from tapelab.errors import InvalidArgumentError, Unsupported
+from tapelab.engine import dtypes
+from tapelab.engine.errors import InvalidArgumentError, Unsupported
+from tapelab.engine.primitives import OPS
+from tapelab.engine.tape import run
+from tapelab.engine.tensor import convert_to_tensor
 from tapelab.ops import (  # noqa: F401
     _axes,
     _binary,
@@ -62,9 +65,6 @@ from tapelab.ops import (  # noqa: F401
     transpose,
     truediv,
 )
-from tapelab.primitives import OPS
-from tapelab.tape import run
-from tapelab.tensor import convert_to_tensor
 
 _COMPLEX = "split a complex value into two float tensors (its real and imaginary parts)."
 real, imag, conj, angle = (Unsupported(f"tl.math.{name}", "complex numbers", _COMPLEX)

@@ -14,8 +14,8 @@
 
 import re
 
-from tapelab.tape import name_scope as _name_scope
-from tapelab.tensor import Variable
+from tapelab.engine.tape import name_scope as _name_scope
+from tapelab.engine.tensor import Variable
 
 
 def _snake_case(name):

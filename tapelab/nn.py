@@ -2,8 +2,11 @@
 
 import numpy as np
 
-from tapelab import dtypes
-from tapelab.errors import InvalidArgumentError
+from tapelab.engine import dtypes
+from tapelab.engine.errors import InvalidArgumentError
+from tapelab.engine.primitives import OPS
+from tapelab.engine.tape import run
+from tapelab.engine.tensor import Tensor
 from tapelab.math import _activation, log1p, log_sigmoid, softplus, softsign, top_k  # noqa: F401
 from tapelab.ops import (  # noqa: F401
     cast,
@@ -18,9 +21,6 @@ from tapelab.ops import (  # noqa: F401
     where,
     zeros_like,
 )
-from tapelab.primitives import OPS
-from tapelab.tape import run
-from tapelab.tensor import Tensor
 
 relu = _activation("relu", "max(x, 0).")
 relu6 = _activation("relu6", "min(max(x, 0), 6): a relu capped at 6.")
@@ -162,7 +162,7 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
 
 
 def _dropout(x, rate, noise_shape, rng):
-    from tapelab.function import _python_node_or_none
+    from tapelab.engine.function import _python_node_or_none
 
     x = convert_to_tensor(x)
     if x._value.dtype.kind != "f":  # (as TF: the kept entries are scaled by 1 / (1 - rate))

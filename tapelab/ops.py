@@ -1,5 +1,5 @@
 """The public ops, with TensorFlow's names and signatures. Each converts its arguments and runs a
-primitive from :mod:`tapelab.primitives` (where the math lives)."""
+primitive from :mod:`tapelab.engine.primitives` (where the math lives)."""
 
 import builtins
 import math
@@ -8,11 +8,11 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from tapelab import dtypes, recording, tape, tensor
-from tapelab.errors import InvalidArgumentError
-from tapelab.primitives import OPS
-from tapelab.tape import run
-from tapelab.tensor import Tensor, convert_to_tensor, to_numpy
+from tapelab.engine import dtypes, recording, tape, tensor
+from tapelab.engine.errors import InvalidArgumentError
+from tapelab.engine.primitives import OPS
+from tapelab.engine.tape import run
+from tapelab.engine.tensor import Tensor, convert_to_tensor, to_numpy
 
 
 def _pair(x, y, name="op"):
@@ -762,8 +762,8 @@ def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None
     as TF prints them (the first and last ``summarize`` entries of each axis; ``None`` or -1: all).
     TF prints to stderr by default; tapelab prints to stdout, where a notebook shows it plainly.
     """
-    from tapelab import nest
-    from tapelab.primitives import PrintSlot
+    from tapelab.engine import nest
+    from tapelab.engine.primitives import PrintSlot
 
     tensors = []
 

@@ -2,10 +2,10 @@
 
 import numpy as np
 
-from tapelab import dtypes
-from tapelab.learner import spell
+from tapelab.engine import dtypes
+from tapelab.engine.learner import spell
+from tapelab.engine.tensor import Tensor
 from tapelab.ops import _shape
-from tapelab.tensor import Tensor
 
 _generator = np.random.default_rng()
 _seeded = {}  # op-level seed -> its generator

@@ -24,7 +24,9 @@ import sys
 import warnings
 from pathlib import Path
 
-from tapelab.learner import spell  # (messages spell tl. as the learner's code does: tf. after `import tapelab as tf`)
+from tapelab.engine.learner import (
+    spell,  # (messages spell tl. as the learner's code does: tf. after `import tapelab as tf`)
+)
 
 LESSON_THREADS = 1  # what the lessons' batch-32 products gain from (benchmarks/bench_threads.py)
 BLAS_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")

@@ -2,13 +2,13 @@
 
 tapelab teaches how automatic differentiation works; text, ragged, sparse and complex tensors, saved
 models, file and image ops, Python functions inside graphs and TensorArrays are TensorFlow's business.
-``import tapelab as tf`` code that reaches one stops with :class:`tapelab.errors.UnsupportedError`,
+``import tapelab as tf`` code that reaches one stops with :class:`tapelab.engine.errors.UnsupportedError`,
 which names the feature and, where there is one, the tapelab way.
 """
 
 from types import SimpleNamespace
 
-from tapelab.errors import Unsupported
+from tapelab.engine.errors import Unsupported
 
 _TEXT = "turn text into numbers first (e.g. a vocabulary: one integer id per word)."
 _LIST = "collect the tensors in a Python list and tl.stack them (a loop unrolls while tl.function traces)."

@@ -1,5 +1,5 @@
 """JupyterLab (or Notebook 7) on a free local port and Debian's headless Chromium driven by Playwright: for the
-browser tests (tests/test_browser*.py, tests/test_saved_notebooks.py) and the browser benchmark
+browser tests (tests/e2e/test_browser*.py, tests/e2e/test_saved_notebooks.py) and the browser benchmark
 (benchmarks/bench_stepper_browser.py).
 
 Playwright's own browser download (``playwright install``) is never used: Chromium comes from apt.

@@ -6,10 +6,9 @@ tutorial code runs unchanged (``from tapelab.keras.layers import Dense, Flatten,
                   metrics=["accuracy"])
     (x_train, y_train), (x_test, y_test) = tl.keras.datasets.mnist.load_data()
 
-Each submodule re-exports the tapelab module of the same name (``tl.keras.layers.Dense is tl.layers.Dense``).
+The submodules are the implementations (``tl.layers`` is ``tl.keras.layers``, kept for short lesson code).
 """
 
-from tapelab.initializers import Initializer  # noqa: F401
 from tapelab.keras import (  # noqa: F401
     activations,
     backend,
@@ -22,11 +21,12 @@ from tapelab.keras import (  # noqa: F401
     optimizers,
     utils,
 )
-from tapelab.layers import Input, Layer  # noqa: F401
-from tapelab.losses import Loss  # noqa: F401
-from tapelab.metrics import Metric  # noqa: F401
-from tapelab.models import Model, Sequential  # noqa: F401
-from tapelab.optimizers import Optimizer  # noqa: F401
+from tapelab.keras.initializers import Initializer  # noqa: F401
+from tapelab.keras.layers import Input, Layer  # noqa: F401
+from tapelab.keras.losses import Loss  # noqa: F401
+from tapelab.keras.metrics import Metric  # noqa: F401
+from tapelab.keras.models import Model, Sequential  # noqa: F401
+from tapelab.keras.optimizers import Optimizer  # noqa: F401
 
 __all__ = ["Initializer", "Input", "Layer", "Loss", "Metric", "Model", "Optimizer", "Sequential", "activations",
            "backend", "datasets", "initializers", "layers", "losses", "metrics", "models", "optimizers", "utils"]

@@ -1,4 +1,554 @@
-"""``keras.layers``: ``tapelab.layers`` under Keras's path (``from tapelab.keras.layers import ...``)."""
+"""Keras-shaped layers (``keras.layers``): Dense, Conv2D, pooling, Dropout, BatchNormalization and friends.
 
-from tapelab.layers import *  # noqa: F401, F403
-from tapelab.layers import __all__  # noqa: F401
+    model = tl.keras.Sequential([
+        tl.keras.layers.Conv2D(32, 3, activation="relu", input_shape=(28, 28, 1)),
+        tl.keras.layers.Flatten(),
+        tl.keras.layers.Dense(10),
+    ])
+    logits = model(x)              # a layer builds its weights on its first call (the input size is known then)
+
+Each layer runs its ops inside ``tl.name_scope(layer.name)``, so a tape's listing and graph group
+them as ``dense/matmul``, ``dense/add``, ``dense/relu``. ``layer(x, training=True)`` switches Dropout
+and BatchNormalization to their training behaviour; a layer called inside another one gets the outer
+call's ``training`` unless it is given its own, as in Keras.
+"""
+
+import collections
+import inspect
+import re
+import threading
+
+import numpy as np
+
+from tapelab import math as tmath
+from tapelab import nn, ops
+from tapelab.engine import dtypes
+from tapelab.engine.errors import InvalidArgumentError
+from tapelab.engine.learner import spell
+from tapelab.engine.tensor import Tensor, Variable, convert_to_tensor
+from tapelab.keras import activations, initializers
+from tapelab.keras.initializers import glorot_uniform  # noqa: F401  (tl.layers.glorot_uniform, as before)
+from tapelab.module import Module, _leaves
+
+_name_counts = collections.Counter()
+
+
+def unique_name(base):
+    """``dense``, then ``dense_1``, ``dense_2`` ... as Keras names layers."""
+    n = _name_counts[base]
+    _name_counts[base] += 1
+    return base if n == 0 else f"{base}_{n}"
+
+
+def keras_name(class_name):
+    """Keras's snake case for a layer's default name: Conv2D -> conv2d, MaxPooling2D -> max_pooling2d."""
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", class_name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
+
+
+def clear_session():
+    """Restart layer numbering (the next Dense is ``dense`` again), like ``keras.backend.clear_session``."""
+    _name_counts.clear()
+
+
+get_activation = activations.get
+ACTIVATIONS = activations._BY_NAME
+
+
+class _Context(threading.local):
+    training = None  # the `training` of the layer call in progress (inner layers inherit it)
+
+
+_context = _Context()
+
+
+class Layer(Module):
+    """A Module that is called on tensors: ``build`` (once, when the input shape is known), then ``call``.
+
+    Subclasses implement ``call(inputs)`` (optionally ``call(inputs, training=None)``) and, if they own
+    weights, ``build(input_shape)`` using :meth:`add_weight`. Calling the layer runs ``call`` inside
+    ``tl.name_scope(self.name)``. ``input_shape=`` (without the batch axis) fixes what the layer takes,
+    as in Keras; a model's first layer with one is built at once.
+    """
+
+    def __init__(self, name=None, dtype=dtypes.float32, input_shape=None, input_dim=None, trainable=True, **kwargs):
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}: unexpected keyword argument(s) {', '.join(sorted(kwargs))}")
+        super().__init__(name=name or unique_name(keras_name(type(self).__name__)))
+        self.dtype = dtypes.as_dtype(dtype or dtypes.float32)
+        self.built = False
+        self.trainable = bool(trainable)
+        self.input_shape_declared = (tuple(input_shape) if input_shape is not None
+                                     else (int(input_dim),) if input_dim is not None else None)
+        self.output_shape = None  # (None, ...) once called
+        self._weights = []  # in creation order; sorts first among attributes, so variables keep this order
+
+    def add_weight(self, name, shape, initializer="glorot_uniform", trainable=True):
+        """Create a Variable named ``<layer>/<name>`` and track it (``initializer``: a name, an Initializer or a
+        function ``f(shape, dtype)``)."""
+        value = initializers.get(initializer)(tuple(shape), self.dtype)
+        var = Variable(value, trainable=trainable, name=f"{self.name}/{name}", dtype=self.dtype)
+        self._weights.append(var)
+        return var
+
+    def build(self, input_shape):
+        """Create the layer's weights once the input shape is known (the first call runs it, then sets ``built``).
+
+        Override it with :meth:`add_weight` calls; the default creates nothing. For example::
+
+            def build(self, input_shape):
+                self.w = self.add_weight("w", (input_shape[-1], 4), "glorot_uniform")
+        """
+
+    def call(self, inputs):
+        """The layer's computation on a tensor; ``layer(x)`` runs it inside ``tl.name_scope(layer.name)``.
+
+        Override it in every layer, e.g. ``return tl.matmul(inputs, self.w)``.
+        """
+        raise NotImplementedError(f"{type(self).__name__} must implement call(inputs)")
+
+    def __call__(self, inputs, *args, training=None, **kwargs):
+        if not isinstance(inputs, (Tensor, dict)) and not (
+                isinstance(inputs, (list, tuple)) and any(isinstance(i, Tensor) for i in inputs)):
+            inputs = convert_to_tensor(inputs)  # numbers, nested lists, numpy arrays
+        if self.input_shape_declared is not None and isinstance(inputs, Tensor):
+            self._check_declared_shape(inputs._value.shape)
+        if not self.built:
+            self.build(tuple(inputs.shape) if isinstance(inputs, Tensor) else None)
+            self.built = True
+        outer = _context.training
+        if training is None:
+            training = outer
+        if training is not None and _takes(type(self), "training"):
+            kwargs["training"] = training  # (None: call's own default applies, as in Keras)
+        _context.training = training
+        try:
+            with self.name_scope:
+                out = self.call(inputs, *args, **kwargs)
+        finally:
+            _context.training = outer
+        if self.output_shape is None and isinstance(out, Tensor):  # (for summary(): the first call's, per example)
+            self.output_shape = (None,) + out._value.shape[1:]
+        return out
+
+    def _check_declared_shape(self, shape):
+        declared = self.input_shape_declared
+        if declared is not None and (len(shape) != len(declared) + 1 or any(
+                d is not None and d != n for d, n in zip(declared, shape[1:]))):
+            raise ValueError(
+                f"{self.name}: declared input_shape={declared} (one example, without the batch axis) but got a "
+                f"batch of shape {shape}, i.e. examples of shape {shape[1:]}. Give input_shape the shape of one "
+                "example, or reshape the data to match it."
+            )
+
+    # --- weights, in Keras's order: the layer's own (creation order), then each inner layer's (assignment order) --
+    def _sublayers(self):
+        """The layers held in this layer's attributes (directly, or in lists, tuples and dicts), in the order
+        they were assigned; each once."""
+        found = []
+        for key, value in vars(self).items():
+            if not key.startswith("_"):
+                found += [leaf for leaf in _leaves(value) if isinstance(leaf, Layer) and leaf is not self
+                          and all(leaf is not f for f in found)]
+        return found
+
+    def _own_variables(self):
+        """Weights made with add_weight, then Variables (and tl.Modules' variables) held in attributes."""
+        own = list(self._weights)
+        for key, value in vars(self).items():
+            if key.startswith("_"):
+                continue
+            for leaf in _leaves(value):
+                if isinstance(leaf, Variable):
+                    own.append(leaf)
+                elif isinstance(leaf, Module) and not isinstance(leaf, Layer):
+                    own += leaf.variables
+        return _unique(own)
+
+    @property
+    def variables(self):
+        return tuple(_unique(self._own_variables() + [v for layer in self._sublayers() for v in layer.variables]))
+
+    @property
+    def trainable_variables(self):
+        """The variables an optimizer updates: none while ``layer.trainable`` is False (a frozen layer)."""
+        if not self.trainable:
+            return ()
+        return tuple(_unique([v for v in self._own_variables() if v.trainable]
+                             + [v for layer in self._sublayers() for v in layer.trainable_variables]))
+
+    @property
+    def non_trainable_variables(self):
+        trainable = {id(v) for v in self.trainable_variables}
+        return tuple(v for v in self.variables if id(v) not in trainable)
+
+    @property
+    def weights(self):
+        """Every weight of the layer (and of the layers inside it), trainable first as Keras lists them."""
+        return self.trainable_weights + self.non_trainable_weights
+
+    @property
+    def trainable_weights(self):
+        return list(self.trainable_variables)
+
+    @property
+    def non_trainable_weights(self):
+        return list(self.non_trainable_variables)
+
+    def get_weights(self):
+        """The values of the layer's weights, as numpy arrays (in :attr:`weights` order)."""
+        return [v.numpy() for v in self.weights]
+
+    def set_weights(self, values):
+        """Assign ``values`` (numpy arrays, in :attr:`weights` order) to the weights."""
+        weights = self.weights
+        if len(values) != len(weights):
+            raise ValueError(f"{self.name}.set_weights: got {len(values)} arrays for {len(weights)} weights")
+        for v, value in zip(weights, values):
+            v.assign(value)
+
+    def count_params(self):
+        """The number of scalars in all weights (0 before the layer is built)."""
+        return super().count_params()
+
+
+def _unique(variables):
+    seen = set()
+    return [v for v in variables if not (id(v) in seen or seen.add(id(v)))]
+
+
+def _takes(cls, argument):
+    """Whether ``cls.call`` accepts ``argument`` (``training``); remembered per class."""
+    key = (cls, argument)
+    if key not in _TAKES:
+        params = inspect.signature(cls.call).parameters
+        _TAKES[key] = argument in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+    return _TAKES[key]
+
+
+_TAKES = {}
+
+
+class Dense(Layer):
+    """A fully connected layer: ``activation(inputs @ kernel + bias)``, like ``keras.layers.Dense``.
+
+    The kernel has shape (input size, units) and starts Glorot-uniform; the bias starts at zero.
+    The input size is found on the first call.
+
+    >>> tl.random.set_seed(0)
+    >>> layer = tl.layers.Dense(3, activation="relu")
+    >>> layer(tl.ones((2, 4))).shape
+    TensorShape([2, 3])
+    >>> [v.name for v in layer.trainable_variables]
+    ['dense/kernel:0', 'dense/bias:0']
+    """
+
+    def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", name=None, dtype=dtypes.float32, **kwargs):
+        if int(units) != units or units < 1:
+            raise ValueError(f"Dense: units must be a positive integer, got {units!r}")
+        super().__init__(name=name, dtype=dtype, **kwargs)
+        self.units = int(units)
+        self.activation = get_activation(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel = None
+        self.bias = None
+
+    def build(self, input_shape):
+        _check_batched(self, input_shape)
+        self.kernel = self.add_weight("kernel", (input_shape[-1], self.units), self.kernel_initializer)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", (self.units,), self.bias_initializer)
+
+    def call(self, inputs):
+        inputs = _as_layer_dtype(self, inputs)
+        shape = inputs._value.shape
+        if len(shape) < 2:
+            _check_batched(self, shape)
+        if shape[-1] != self.kernel._value.shape[0]:
+            raise InvalidArgumentError(
+                f"{self.name}: this layer was built for inputs with {self.kernel.shape[0]} features (kernel shape "
+                f"{tuple(self.kernel.shape)}) but got inputs of shape {tuple(inputs.shape)}. A layer's input size "
+                "is fixed by its first call; make a new layer for a different input size."
+            )
+        y = ops.matmul(inputs, self.kernel)  # (batch, in) @ (in, units) -> (batch, units)
+        if self.use_bias:
+            y = ops.add(y, self.bias)  # the bias broadcasts over the batch
+        return self.activation(y)
+
+    def __repr__(self):
+        size = "?" if self.kernel is None else self.kernel.shape[0]
+        return f"<tapelab.keras.layers.Dense '{self.name}' {size} -> {self.units}>"
+
+
+def _check_batched(layer, shape):
+    if len(shape) < 2:
+        raise ValueError(
+            spell(f"{layer.name}: Dense expects inputs of shape (batch, features), got shape {tuple(shape)}. "
+                  "For a single example use tl.reshape(x, (1, -1)); for images put tl.layers.Flatten() first.")
+        )
+
+
+def _as_layer_dtype(layer, x):
+    """Float inputs are cast to the layer's dtype (Keras's autocast); integer pixels need scaling first."""
+    if x._value.dtype == layer.dtype.as_numpy_dtype:
+        return x
+    if x.dtype.is_floating:
+        return ops.cast(x, layer.dtype)
+    raise TypeError(
+        f"{layer.name}: inputs have dtype {x.dtype.name} but the layer computes in {layer.dtype.name}. "
+        f"Convert them first, e.g. x = x.astype('float32') / 255 for uint8 images."
+    )
+
+
+class Flatten(Layer):
+    """Flatten everything but the batch axis: (batch, 28, 28) -> (batch, 784)."""
+
+    def __init__(self, data_format=None, **kwargs):
+        super().__init__(**kwargs)
+
+    def call(self, inputs):
+        if inputs.ndim < 1:
+            raise ValueError(f"{self.name}: Flatten needs at least a batch axis, got a scalar")
+        return ops.reshape(inputs, (inputs.shape[0], -1))
+
+
+class Conv2D(Layer):
+    """A 2-D convolution layer, like ``keras.layers.Conv2D``: ``activation(conv2d(inputs, kernel) + bias)``.
+
+    Inputs are batches of images (batch, height, width, channels) (channels last, as Keras's default);
+    the kernel has shape (kernel height, kernel width, input channels, ``filters``).
+
+    >>> tl.random.set_seed(0)
+    >>> tl.keras.layers.Conv2D(8, 3, activation="relu")(tl.zeros((2, 28, 28, 1))).shape
+    TensorShape([2, 26, 26, 8])
+    """
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1),
+                 activation=None, use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 **kwargs):
+        if int(filters) != filters or filters < 1:
+            raise ValueError(f"Conv2D: filters must be a positive integer, got {filters!r}")
+        if data_format not in (None, "channels_last"):
+            raise ValueError("Conv2D: only data_format='channels_last' (batch, height, width, channels) is supported; "
+                             "move the channels last with tl.transpose(x, [0, 2, 3, 1]).")
+        if nn._pair_of("Conv2D", dilation_rate, "dilation_rate") != (1, 1):
+            raise NotImplementedError("Conv2D: dilation_rate other than 1 is not supported")
+        super().__init__(**kwargs)
+        self.filters = int(filters)
+        self.kernel_size = nn._pair_of("Conv2D", kernel_size, "kernel_size")
+        self.strides = nn._pair_of("Conv2D", strides, "strides")
+        self.padding = nn._padding("Conv2D", padding)
+        self.activation = get_activation(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel = self.bias = None
+
+    def build(self, input_shape):
+        _check_images(self, input_shape, self.kernel_size)
+        self.kernel = self.add_weight("kernel", self.kernel_size + (input_shape[-1], self.filters),
+                                      self.kernel_initializer)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer)
+
+    def call(self, inputs):
+        inputs = _as_layer_dtype(self, inputs)
+        _check_images(self, tuple(inputs.shape), self.kernel_size, channels=self.kernel.shape[2])
+        y = nn.conv2d(inputs, self.kernel, strides=self.strides, padding=self.padding)
+        if self.use_bias:
+            y = ops.add(y, self.bias)  # one bias per filter, broadcast over the batch and the pixels
+        return self.activation(y)
+
+
+def _check_images(layer, shape, window, channels=None):
+    """Images must be (batch, height, width, channels), at least as big as the window; say so for NCHW data."""
+    kind = type(layer).__name__
+    if len(shape) != 4:
+        raise ValueError(
+            f"{layer.name}: {kind} expects a batch of images of shape (batch, height, width, channels), got shape "
+            f"{shape}. For grayscale images of shape (batch, 28, 28) add the channel axis: x[..., tl.newaxis].")
+    looks_nchw = shape[1] in (1, 3) and shape[3] > 4
+    if channels is not None and shape[3] != channels:
+        raise ValueError(
+            f"{layer.name}: built for images with {channels} channel(s) but got shape {shape} "
+            f"({shape[3]} channels)." + (_NCHW if looks_nchw else ""))
+    if getattr(layer, "padding", "SAME") == "VALID" and (shape[1] < window[0] or shape[2] < window[1]):
+        raise ValueError(
+            f"{layer.name}: images of shape {shape} are {shape[1]}x{shape[2]} pixels, smaller than the {window[0]}x"
+            f"{window[1]} window." + (_NCHW if looks_nchw else " Use padding='same', or a smaller window."))
+
+
+_NCHW = (" This looks like channels first (NCHW: batch, channels, height, width); Keras layers take channels last "
+         "(NHWC): move them with tl.transpose(x, [0, 2, 3, 1]).")
+
+
+class _Pooling2D(Layer):
+    op = None
+
+    def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        self.pool_size = nn._pair_of(type(self).__name__, pool_size, "pool_size")
+        self.strides = self.pool_size if strides is None else nn._pair_of(type(self).__name__, strides, "strides")
+        self.padding = nn._padding(type(self).__name__, padding)
+
+    def call(self, inputs):
+        _check_images(self, tuple(inputs.shape), self.pool_size)
+        return self.op(inputs, ksize=self.pool_size, strides=self.strides, padding=self.padding)
+
+
+class MaxPooling2D(_Pooling2D):
+    """The largest value of each ``pool_size`` window, per channel (the window moves by ``strides``: by default
+    its own size, so (batch, 26, 26, c) -> (batch, 13, 13, c))."""
+
+    op = staticmethod(nn.max_pool2d)
+
+
+class AveragePooling2D(_Pooling2D):
+    """The mean of each ``pool_size`` window, per channel."""
+
+    op = staticmethod(nn.avg_pool2d)
+
+
+MaxPool2D, AvgPool2D = MaxPooling2D, AveragePooling2D
+
+
+class Dropout(Layer):
+    """While training (``training=True``), zero each input with probability ``rate`` and scale the rest by
+    1 / (1 - rate); otherwise pass the inputs through unchanged. The masks come from ``tl.random``."""
+
+    def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
+        if not 0 <= rate < 1:
+            raise ValueError(f"Dropout: rate must be in [0, 1) (the fraction of inputs dropped), got {rate!r}")
+        super().__init__(**kwargs)
+        self.rate, self.noise_shape, self.seed = float(rate), noise_shape, seed
+        self._rng = None if seed is None else np.random.default_rng(seed)  # a seed: a repeatable series of masks
+
+    def call(self, inputs, training=None):
+        if not training or self.rate == 0:
+            return inputs
+        from tapelab import random
+
+        return nn._dropout(inputs, self.rate, self.noise_shape, lambda: self._rng or random.generator())
+
+
+class Softmax(Layer):
+    """``softmax(inputs)`` along ``axis``: scores to probabilities."""
+
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = axis
+
+    def call(self, inputs):
+        return ops.softmax(inputs, axis=self.axis)
+
+
+class ReLU(Layer):
+    """max(x, 0); with ``negative_slope`` a leaky relu, with ``max_value`` capped (6: relu6)."""
+
+    def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
+        if threshold:
+            raise NotImplementedError("ReLU: threshold other than 0 is not supported")
+        super().__init__(**kwargs)
+        self.max_value, self.negative_slope = max_value, float(negative_slope)
+
+    def call(self, inputs):
+        return activations.relu(inputs, negative_slope=self.negative_slope, max_value=self.max_value)
+
+
+class Lambda(Layer):
+    """Wrap a function of tensors as a layer: ``Lambda(lambda x: x / 255.0)``."""
+
+    def __init__(self, function, **kwargs):
+        if not callable(function):
+            raise TypeError(f"Lambda: expects a function, got {function!r}")
+        super().__init__(**kwargs)
+        self.function = function
+
+    def call(self, inputs):
+        return self.function(inputs)
+
+
+class Reshape(Layer):
+    """Reshape each example to ``target_shape`` (the batch axis stays; one entry may be -1)."""
+
+    def __init__(self, target_shape, **kwargs):
+        super().__init__(**kwargs)
+        self.target_shape = tuple(int(n) for n in target_shape)
+
+    def call(self, inputs):
+        return ops.reshape(inputs, (inputs.shape[0],) + self.target_shape)
+
+
+class BatchNormalization(Layer):
+    """Normalise each feature (the last axis) to mean 0 and variance 1, then scale by ``gamma`` and shift by
+    ``beta`` (both learned), as ``keras.layers.BatchNormalization``.
+
+    With ``training=True`` it uses the batch's mean and variance (and the gradient flows through them),
+    and moves the running statistics towards them: ``moving = moving * momentum + batch * (1 - momentum)``.
+    Otherwise it uses the running statistics, and so does a frozen layer (``trainable = False``) even with
+    ``training=True``, as in Keras: fine-tuning leaves its statistics as they were learned.
+    """
+
+    def __init__(self, axis=-1, momentum=0.99, epsilon=0.001, center=True, scale=True, **kwargs):
+        super().__init__(**kwargs)
+        self.axis, self.momentum, self.epsilon = axis, float(momentum), float(epsilon)
+        self.center, self.scale = bool(center), bool(scale)
+        self.gamma = self.beta = self.moving_mean = self.moving_variance = None
+
+    def build(self, input_shape):
+        features = (input_shape[self.axis],)
+        if self.scale:
+            self.gamma = self.add_weight("gamma", features, "ones")
+        if self.center:
+            self.beta = self.add_weight("beta", features, "zeros")
+        self.moving_mean = self.add_weight("moving_mean", features, "zeros", trainable=False)
+        self.moving_variance = self.add_weight("moving_variance", features, "ones", trainable=False)
+
+    def call(self, inputs, training=None):
+        inputs = _as_layer_dtype(self, inputs)
+        axis = self.axis % inputs.ndim
+        reduce = [a for a in range(inputs.ndim) if a != axis]
+        shape = [1 if a != axis else n for a, n in enumerate(inputs.shape)]
+        if training and self.trainable:  # (a frozen layer runs as in inference, as in Keras) tf.nn.moments: the
+            # variance around the (stopped) mean
+            mean = ops.reduce_mean(inputs, axis=reduce, keepdims=True)
+            variance = ops.reduce_mean(tmath.squared_difference(inputs, ops.stop_gradient(mean)), axis=reduce,
+                                       keepdims=True)
+            m = self.momentum
+            self.moving_mean.assign(self.moving_mean * m + ops.reshape(mean, (-1,)) * (1 - m))
+            self.moving_variance.assign(self.moving_variance * m + ops.reshape(variance, (-1,)) * (1 - m))
+        else:
+            mean = ops.reshape(self.moving_mean, shape)
+            variance = ops.reshape(self.moving_variance, shape)
+        # tf.nn.batch_normalization: x * inv + (beta - mean * inv), inv = gamma / sqrt(variance + epsilon)
+        inv = tmath.rsqrt(variance + self.epsilon)
+        if self.scale:
+            inv = inv * ops.reshape(self.gamma, shape)
+        shift = ops.reshape(self.beta, shape) - mean * inv if self.center else -mean * inv
+        return inputs * inv + shift
+
+
+class InputLayer(Layer):
+    """What ``keras.Input(shape=...)`` gives: the shape of one example, for a Sequential model to start from."""
+
+    def __init__(self, shape=None, batch_size=None, dtype=None, name=None, **kwargs):
+        if shape is None:
+            raise ValueError("Input: give the shape of one example, e.g. tl.keras.Input(shape=(28, 28))")
+        super().__init__(name=name, dtype=dtype or dtypes.float32, input_shape=tuple(shape), **kwargs)
+
+    def call(self, inputs):
+        return inputs
+
+
+def Input(shape=None, batch_size=None, dtype=None, name=None, **kwargs):  # noqa: N802 - Keras's name
+    """The shape of one example, as the first entry of a Sequential model: ``Sequential([Input((28, 28)), ...])``."""
+    return InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, name=name, **kwargs)
+
+
+from tapelab.keras.models import Sequential  # noqa: E402, F401  (tl.layers.Sequential, as before; a Model now)
+
+__all__ = ["AveragePooling2D", "AvgPool2D", "BatchNormalization", "Conv2D", "Dense", "Dropout", "Flatten", "Input",
+           "InputLayer", "Lambda", "Layer", "MaxPool2D", "MaxPooling2D", "ReLU", "Reshape", "Softmax"]

@@ -1,4 +1,556 @@
-"""``keras.models``: ``tapelab.models`` under Keras's path (``from tapelab.keras.models import ...``)."""
+"""Keras-shaped models (``keras.Model`` and ``keras.Sequential``): ``compile``, then ``fit`` runs the tape loop.
 
-from tapelab.models import *  # noqa: F401, F403
-from tapelab.models import __all__  # noqa: F401
+    model = tl.keras.Sequential([tl.keras.layers.Flatten(input_shape=(28, 28)), tl.keras.layers.Dense(10)])
+    model.compile(optimizer="adam", loss=tl.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    history = model.fit(x_train, y_train, epochs=5)     # one progress bar per epoch: loss and accuracy
+    model.evaluate(x_test, y_test)
+    tl.viz.draw(model.last_tape)                        # the tape of fit's last training step
+
+``fit`` is the loop the lessons write by hand: for each batch, :meth:`Model.train_step` runs the model
+inside a ``GradientTape``, takes the loss's gradient with respect to ``trainable_variables`` and hands
+it to the optimizer. Read ``train_step`` below: that is all ``fit`` does, besides batching and reporting.
+"""
+
+import contextlib
+import itertools
+from pathlib import Path
+
+import numpy as np
+
+from tapelab.engine.errors import Unsupported, UnsupportedError
+from tapelab.engine.learner import spell
+from tapelab.engine.recording import state as _state
+from tapelab.engine.tape import GradientTape
+from tapelab.engine.tensor import Tensor, to_numpy
+from tapelab.keras import losses as losses_module
+from tapelab.keras import metrics as metrics_module
+from tapelab.keras import optimizers as optimizers_module
+from tapelab.keras.layers import InputLayer, Layer, _unique, keras_name
+
+
+class History:
+    """What ``fit`` returns: ``history.history["loss"]`` is the list of each epoch's mean loss (and so on for
+    every metric and, with validation data, ``val_loss``/``val_<metric>``). After ``fit(plot=True)``,
+    ``loss_plot`` is its live plot (a :class:`tapelab.lessons.plots.LossPlot`: show it again, or read its curves)."""
+
+    def __init__(self):
+        self.history = {}
+        self.epoch = []
+        self.params = {}
+        self.loss_plot = None
+
+    def _add(self, epoch, logs):
+        self.epoch.append(epoch)
+        for name, value in logs.items():
+            self.history.setdefault(name, []).append(value)
+
+    def __repr__(self):
+        last = ", ".join(f"{k}={v[-1]:.4f}" for k, v in self.history.items())
+        return f"<tapelab.keras.models.History epochs={len(self.epoch)} {last}>"
+
+
+class Model(Layer):
+    """A layer with a training loop: subclass it (create layers in ``__init__``, use them in ``call``), or use
+    :class:`Sequential`.
+
+    >>> class MyModel(tl.keras.Model):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.d1 = tl.keras.layers.Dense(8, activation="relu")
+    ...         self.d2 = tl.keras.layers.Dense(2)
+    ...     def call(self, x):
+    ...         return self.d2(self.d1(x))
+    >>> model = MyModel()
+    >>> model(tl.ones((5, 3))).shape
+    TensorShape([5, 2])
+    >>> [layer.name for layer in model.layers] == [model.d1.name, model.d2.name]
+    True
+
+    A model runs no name scope of its own: each layer's ops are recorded under the layer's name, so a tape's
+    picture groups them layer by layer.
+    """
+
+    def __init__(self, *args, **kwargs):
+        if args or "inputs" in kwargs or "outputs" in kwargs:
+            raise NotImplementedError(
+                "Model(inputs, outputs): Keras's functional API is not part of tapelab. Subclass tl.keras.Model "
+                "(layers in __init__, the computation in call) or use tl.keras.Sequential([...]).")
+        super().__init__(**kwargs)
+        self.optimizer = self.loss = None
+        self.compiled_metrics = []
+        self.last_tape = None  # the GradientTape of the last training step (fit / train_step), for drawing
+        self._step_loss = None  # that step's own loss (fit's curve plots it; the logs hold the epoch's running mean)
+        self.stop_training = False
+
+    @property
+    def layers(self):
+        """The model's layers: a Sequential's in order, a subclassed model's in the order they were assigned
+        (also in lists or dicts, also appended later)."""
+        return list(self._layers) if "_layers" in self.__dict__ else Layer._sublayers(self)
+
+    def _sublayers(self):
+        return [layer for layer in self.layers if isinstance(layer, Layer)]  # (a Sequential may hold functions)
+
+    @property
+    def weights(self):
+        """Every weight, layer by layer (each layer's trainable ones first), as Keras orders them."""
+        return _unique(self._own_variables() + [w for layer in self._sublayers() for w in layer.weights])
+
+    @property
+    def name_scope(self):
+        """No scope: a model's ops stay under each layer's own name, so pictures group its tape layer by layer."""
+        return _NO_SCOPE
+
+    # --- compile / fit / evaluate / predict ------------------------------------------------------------------
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, run_eagerly=None, jit_compile=None, **kwargs):
+        """Choose the optimizer, the loss and the metrics ``fit`` reports (names such as ``"adam"``,
+        ``"sparse_categorical_crossentropy"``, ``"accuracy"``, or objects). Every step runs eagerly on the tape
+        (``run_eagerly`` and ``jit_compile`` are accepted for Keras's sake)."""
+        if kwargs:
+            raise TypeError(f"{self.name}.compile: unexpected keyword argument(s) {', '.join(sorted(kwargs))}")
+        if loss is None:
+            raise ValueError(spell(f"{self.name}.compile: give a loss, e.g. loss='sparse_categorical_crossentropy' "
+                                   "or loss=tl.keras.losses.SparseCategoricalCrossentropy(from_logits=True)"))
+        self.optimizer = optimizers_module.get(optimizer)
+        self.loss = losses_module.get(loss)
+        self.compiled_metrics = [metrics_module.get(m) for m in _as_list(metrics)]
+
+    @property
+    def metrics(self):
+        """The running metrics of ``fit`` and ``evaluate``: the loss's mean first, then the compiled ones."""
+        return [self._loss_tracker] + self.compiled_metrics
+
+    @property
+    def metrics_names(self):
+        return [m.name for m in self.metrics]
+
+    def train_step(self, data):
+        """One step of gradient descent on one batch ``data = (x, y)``: the loop the lessons write by hand.
+
+        Returns the running metrics as ``{name: value}``; the step's tape is kept as ``model.last_tape``.
+        """
+        x, y = _pair(self.name, "fit", data)
+        with GradientTape() as tape:
+            predictions = self(x, training=True)  # (the first call builds the layers' weights)
+            loss = self.loss(y, predictions)
+        variables = self.trainable_variables
+        gradients = tape.gradient(loss, variables)
+        self.optimizer.apply_gradients(zip(gradients, variables))
+        self.last_tape, self._step_loss = tape, loss
+        return self._update_metrics(loss, y, predictions)
+
+    def test_step(self, data):
+        """The loss and metrics on one batch, without training (what ``evaluate`` runs per batch)."""
+        x, y = _pair(self.name, "evaluate", data)
+        predictions = self(x, training=False)
+        return self._update_metrics(self.loss(y, predictions), y, predictions)
+
+    def _update_metrics(self, loss, y, predictions):
+        self._loss_tracker.update_state(loss, sample_weight=len(predictions))  # the epoch's mean over examples
+        for metric in self.compiled_metrics:
+            metric.update_state(y, predictions)
+        return {m.name: float(m.result()) for m in sorted(self.metrics, key=lambda m: m.name)}  # Keras 3's order
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
+            validation_data=None, shuffle=True, initial_epoch=0, steps_per_epoch=None, plot=False, seed=None):
+        """Train for ``epochs`` passes over ``(x, y)`` (arrays, batched ``batch_size`` rows at a time, 32 by
+        default) or over a batched ``tl.data.Dataset`` of ``(x, y)``. Returns a :class:`History`.
+
+        Each epoch shows a progress bar with the running loss and metrics (``verbose=2``: one line per epoch,
+        ``0``: nothing); ``plot=True`` also draws a live plot of the loss of each step, the mean since the epoch
+        began (the bar's loss, as Keras reports it) and, with validation data, the validation loss of each epoch
+        (``history.loss_plot``). ``validation_data=(x_val, y_val)`` (or a Dataset, or ``validation_split``: the last
+        fraction of the rows) is evaluated after each epoch, as ``val_loss`` and ``val_<metric>``. With
+        ``steps_per_epoch`` an epoch is that many batches, each epoch going on where the last one stopped.
+        """
+        self._check_compiled("fit")
+        if callbacks:
+            raise NotImplementedError(f"{self.name}.fit: callbacks are not supported; write the loop with a "
+                                      "GradientTape (see train_step) to act between steps.")
+        if validation_split and validation_data is None:
+            x, y, validation_data = _split(self.name, x, y, validation_split)
+        batches = _batches(self.name, "fit", x, y, batch_size, shuffle, seed)
+        stream = _endless(batches) if steps_per_epoch else None
+        history = History()
+        history.params = {"epochs": epochs, "steps": steps_per_epoch or _length(batches), "verbose": verbose}
+        curve, step = (_plot(self.name) if plot else None), 0
+        self.stop_training = False
+        for epoch in range(initial_epoch, epochs):
+            for metric in self.metrics:
+                metric.reset_state()
+            epoch_batches = batches if stream is None else itertools.islice(stream, steps_per_epoch)
+            bar = _progress(epoch_batches, steps_per_epoch, verbose, f"Epoch {epoch + 1}/{epochs}")
+            logs = {}
+            for data in bar:
+                self._step_loss = None
+                logs = self.train_step(data)
+                if bar is not epoch_batches:
+                    bar.log(**logs)
+                step += 1
+                if curve is not None:
+                    curve.update(step=step, **_step_points(self._step_loss, logs["loss"]))
+            if not logs:
+                raise ValueError(f"{self.name}.fit: there are no batches to train on (x has 0 examples, or the "
+                                 "Dataset yields nothing).")
+            if validation_data is not None:
+                val_x, val_y = _as_pair(validation_data)
+                val_logs = self.evaluate(val_x, val_y, batch_size=None if _is_dataset(val_x) else batch_size,
+                                         verbose=0, return_dict=True)
+                logs.update({f"val_{name}": value for name, value in val_logs.items()})
+                if verbose in ("auto", 1, True):
+                    print(f"validation: {_line(val_logs)}")
+            if verbose == 2:
+                print(f"Epoch {epoch + 1}/{epochs} - {_line(logs)}")
+            if curve is not None and "val_loss" in logs:
+                curve.update(step=step, draw=True, **{VAL_LOSS: logs["val_loss"]})
+            history._add(epoch, logs)
+            if self.stop_training:
+                break
+        if curve is not None:
+            curve.close()
+            history.loss_plot = curve
+        self.history = history
+        return history
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False):
+        """The mean loss (and metrics) on ``(x, y)`` or a batched Dataset, without training.
+
+        Returns the loss alone, or ``[loss, metric, ...]`` with compiled metrics (``return_dict=True``: a dict).
+        """
+        self._check_compiled("evaluate")
+        for metric in self.metrics:
+            metric.reset_state()
+        batches = _batches(self.name, "evaluate", x, y, batch_size, False, None)
+        logs, steps = {}, 0
+        for data in _progress(batches, None, 0 if verbose == 2 else verbose, "evaluate"):
+            logs = self.test_step(data)
+            steps += 1
+        if not steps:
+            raise ValueError(f"{self.name}.evaluate: there are no batches to evaluate (x has 0 examples, or the "
+                             "Dataset yields nothing).")
+        if verbose == 2:
+            print(f"{steps}/{steps} - {_line(logs)}")
+        if return_dict:
+            return logs
+        values = [logs[m.name] for m in self.metrics]
+        return values[0] if len(values) == 1 else values
+
+    def predict(self, x, batch_size=None, verbose="auto"):
+        """The model's outputs on ``x`` (an array or a Dataset), ``batch_size`` rows at a time, as a numpy array."""
+        batches = _batches(self.name, "predict", x, None, batch_size, False, None)
+        outputs = [to_numpy(self(data[0] if isinstance(data, tuple) else data, training=False))
+                   for data in _progress(batches, None, verbose, "predict")]
+        return np.concatenate(outputs) if outputs else np.zeros((0,), np.float32)
+
+    def _check_compiled(self, what):
+        if self.loss is None:
+            raise RuntimeError(spell(f"{self.name}.{what}: the model is not compiled. Call model.compile(optimizer="
+                                     "'adam', loss='sparse_categorical_crossentropy', metrics=['accuracy']) first."))
+
+    @property
+    def _loss_tracker(self):
+        if "_loss_mean" not in self.__dict__:
+            self.__dict__["_loss_mean"] = metrics_module.Mean(name="loss")
+        return self.__dict__["_loss_mean"]
+
+    # --- summary and weights ------------------------------------------------------------------------------
+    def summary(self, print_fn=print):
+        """Print one row per layer: its name and type, its output shape and its number of weights."""
+        rows = [(f"{getattr(layer, 'name', getattr(layer, '__name__', '?'))} ({type(layer).__name__})",
+                 str(getattr(layer, "output_shape", None) or "?"),
+                 f"{layer.count_params() if isinstance(layer, Layer) else 0:,}") for layer in self.layers]
+        widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(_HEADER)]
+        line = "  ".join(["{:<%d}" % widths[0], "{:<%d}" % widths[1], "{:>%d}" % widths[2]]).format
+        rule = "-" * (sum(widths) + 4)
+        trainable = sum(v.shape.num_elements() for v in self.trainable_variables)
+        total = self.count_params()
+        print_fn("\n".join([f'Model: "{self.name}"', rule, line(*_HEADER), rule, *[line(*r) for r in rows], rule,
+                            f"Total params: {total:,}", f"Trainable params: {trainable:,}",
+                            f"Non-trainable params: {total - trainable:,}"]))
+
+    def save_weights(self, filepath):
+        """Save every weight: ``*.weights.h5`` as HDF5 in Keras 3's layout (``layers/dense/vars/0``, ..., through
+        h5py; Keras loads it), anything else as a numpy ``.npz`` with the same keys."""
+        path = Path(filepath)
+        groups = _weight_groups(self)
+        if str(path).endswith(".h5"):
+            with _h5py().File(path, "w") as f:
+                for group_path, variables in groups:
+                    group = f.create_group(group_path)
+                    for i, v in enumerate(variables):
+                        group.create_dataset(str(i), data=v.numpy())
+        else:
+            np.savez(path, **{f"{group}/{i}": v.numpy() for group, variables in groups
+                              for i, v in enumerate(variables)})
+
+    def save(self, filepath, overwrite=True, **kwargs):
+        """Whole-model files (``.keras``, SavedModel) are left to TensorFlow: save the weights instead."""
+        raise UnsupportedError(f"{self.name}.save", _WHOLE_MODEL)
+
+    def load_weights(self, filepath):
+        """Load weights saved by :meth:`save_weights` into a model of the same architecture."""
+        path = Path(filepath)
+        if not path.exists() and path.with_suffix(path.suffix + ".npz").exists():
+            path = path.with_suffix(path.suffix + ".npz")  # np.savez added .npz
+        if not path.exists():
+            raise FileNotFoundError(f"{self.name}.load_weights: no file {filepath!r}")
+        if not self.built or not self.variables:
+            raise ValueError(spell(f"{self.name}.load_weights: the model has no weights yet. Call it once on a "
+                                   "batch (model(x)) or give its first layer input_shape=..., then load."))
+        if str(path).endswith(".h5"):
+            with _h5py().File(path, "r") as f:
+                stored = {key: np.asarray(f[key]) for key in _h5_keys(f)}
+        else:
+            with np.load(path) as f:
+                stored = {key: f[key] for key in f.files}
+        stored = {key: value for key, value in stored.items() if not key.startswith("optimizer/")}  # Keras's
+        wanted = [(f"{group}/{i}", v) for group, variables in _weight_groups(self) for i, v in enumerate(variables)]
+        missing = [key for key, _ in wanted if key not in stored]
+        if missing or len(stored) != len(wanted):
+            raise ValueError(f"{self.name}.load_weights: the file holds weights {sorted(stored)}, the model has "
+                             f"{[key for key, _ in wanted]}; load into a model built like the one that was saved.")
+        for key, var in wanted:
+            if stored[key].shape != tuple(var.shape):
+                raise ValueError(f"{self.name}.load_weights: {key} has shape {stored[key].shape} in the file but "
+                                 f"{tuple(var.shape)} in the model")
+            var.assign(stored[key])
+
+_HEADER = ("Layer (type)", "Output Shape", "Param #")
+_NO_SCOPE = contextlib.nullcontext()
+_WHOLE_MODEL = ("model.save_weights('model.weights.h5'); later build the model from its code and call "
+                "model.load_weights('model.weights.h5').")
+load_model = Unsupported("tl.keras.models.load_model", "whole-model files (.keras, SavedModel)", _WHOLE_MODEL)
+
+
+
+
+class Sequential(Model):
+    """Layers applied one after another, like ``keras.Sequential``.
+
+    Give the first layer ``input_shape=`` (or start with ``tl.keras.Input(shape)``) and the model is built at
+    once (``summary()`` works before any data); otherwise it is built on its first call.
+
+    >>> model = tl.keras.Sequential([tl.keras.layers.Dense(8, activation="relu", input_shape=(3,)),
+    ...                              tl.keras.layers.Dense(2)])
+    >>> model(tl.ones((5, 3))).shape
+    TensorShape([5, 2])
+    >>> model.count_params()
+    50
+    """
+
+    def __init__(self, layers=None, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self._input = None
+        self._layers = []
+        for layer in layers or []:
+            self._append(layer)
+        self._build_from_input()
+
+    def add(self, layer):
+        """Append a layer (an :class:`InputLayer` from ``keras.Input`` only fixes the input shape)."""
+        self._append(layer)
+        self._build_from_input()
+
+    def _append(self, layer):
+        if not callable(layer):
+            raise TypeError(spell(f"{self.name}.add: expected a layer (such as tl.keras.layers.Dense(10)), "
+                                  f"got {layer!r}"))
+        if isinstance(layer, InputLayer):
+            if self.layers:
+                first = getattr(self.layers[0], "name", self.layers[0])
+                raise ValueError(f"{self.name}.add: keras.Input must come first, before {first!r}")
+            self._input = layer.input_shape_declared
+            return
+        self._layers.append(layer)
+        declared = getattr(layer, "input_shape_declared", None) or getattr(layer, "_input", None)
+        if len(self.layers) == 1 and declared is not None:  # the first layer's input shape is the model's
+            self._input = declared
+        self.built = False
+
+    def _build_from_input(self):
+        """With a known input shape, build every layer now by running one zero example through the model."""
+        if self._input is None or not self.layers or any(n is None for n in self._input):
+            return
+        self.built = True
+        with _unrecorded():
+            self(np.zeros((1,) + tuple(self._input), np.float32), training=False)
+
+    def call(self, inputs, training=None):
+        x = inputs
+        for layer in self.layers:
+            x = layer(x, training=training) if isinstance(layer, Layer) else layer(x)
+        return x
+
+
+# --- batching and reporting -------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _unrecorded():
+    """Run a model without any active tape recording it (building it is not part of the learner's computation)."""
+    with contextlib.ExitStack() as stack:
+        for tape in [t for t in _state.tapes if isinstance(t, GradientTape)]:
+            stack.enter_context(tape.stop_recording())
+        yield
+
+
+def _pair(name, what, data):
+    if not (isinstance(data, (tuple, list)) and len(data) == 2):
+        raise ValueError(spell(
+            f"{name}.{what}: each batch must be a pair (x, y), got {type(data).__name__}"
+            f"{f' of {len(data)} items' if isinstance(data, (tuple, list)) else ''}. Make the Dataset from both: "
+            "tl.data.Dataset.from_tensor_slices((x, y)).batch(32)."))
+    return data
+
+
+def _endless(batches):
+    """The batches again and again (a new shuffle each pass), for epochs of ``steps_per_epoch`` batches."""
+    while True:
+        empty = True
+        for data in batches:
+            empty = False
+            yield data
+        if empty:
+            return
+
+
+def _line(logs):
+    return " - ".join(f"{name}: {value:.4f}" for name, value in logs.items())
+
+
+def _as_list(value):
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _as_pair(data):
+    if isinstance(data, (list, tuple)):
+        if len(data) != 2:
+            raise ValueError(f"validation_data must be (x_val, y_val), got {len(data)} items")
+        return data
+    return data, None  # a Dataset of (x, y) batches
+
+
+def _split(name, x, y, fraction):
+    if not 0 < fraction < 1:
+        raise ValueError(f"{name}.fit: validation_split must be between 0 and 1, got {fraction!r}")
+    if y is None or _is_dataset(x):
+        raise ValueError(f"{name}.fit: validation_split needs arrays x and y; give a Dataset validation_data instead")
+    cut = int(len(x) * (1 - fraction))
+    return x[:cut], y[:cut], (x[cut:], y[cut:])
+
+
+def _is_dataset(x):
+    from tapelab.data import Dataset
+
+    return isinstance(x, Dataset)
+
+
+def _batches(name, what, x, y, batch_size, shuffle, seed):
+    """Batches of ``(x, y)`` (or of ``x`` alone, for predict) from arrays or a batched Dataset."""
+    if x is None:
+        raise ValueError(f"{name}.{what}: give the data, x (and y), or a tl.data.Dataset of (x, y) batches")
+    if _is_dataset(x):
+        if y is not None:
+            raise ValueError(spell(f"{name}.{what}: x is a Dataset, so y must not be given: the Dataset yields "
+                                   "(x, y) pairs (tl.data.Dataset.from_tensor_slices((x, y)).batch(32))."))
+        if batch_size is not None:
+            raise ValueError(f"{name}.{what}: x is a Dataset, which is batched already; drop batch_size= (or batch "
+                             "the Dataset with .batch(n)).")
+        return x
+    from tapelab.datasets import batches
+
+    x = to_numpy(x) if isinstance(x, Tensor) else np.asarray(x)
+    if y is None and what != "predict":
+        raise ValueError(spell(f"{name}.{what}: give the labels y as well as x (model.{what}(x, y)), "
+                               "or a tl.data.Dataset of (x, y) pairs."))
+    if y is not None:
+        y = to_numpy(y) if isinstance(y, Tensor) else np.asarray(y)
+        if len(y) != len(x):
+            raise ValueError(
+                f"{name}.{what}: x has {len(x)} examples (shape {x.shape}) but y has {len(y)} labels (shape "
+                f"{y.shape}); give one label per example, e.g. x_train with y_train (not y_test).")
+    if x.dtype.kind == "f" and x.dtype != np.float32:
+        x = x.astype(np.float32)
+    return batches(x, y, batch_size=32 if batch_size is None else batch_size, shuffle=shuffle, seed=seed)
+
+
+def _length(batches):
+    try:
+        return len(batches)
+    except TypeError:
+        return None
+
+
+def _progress(batches, steps, verbose, desc):
+    """A progress bar over ``batches`` when ``verbose`` asks for one (``"auto"`` and 1), else the batches."""
+    if verbose not in ("auto", 1, True):
+        return batches
+    from tapelab.lessons.plots import progress
+
+    return progress(batches, desc=desc, total=steps or _length(batches), unit="step")
+
+
+STEP_LOSS, RUNNING_MEAN, VAL_LOSS = ("loss of this step (batch)", "mean loss since the epoch began (the bar's)",
+                                     "validation loss after the epoch")
+
+
+def _plot(name):
+    from tapelab.lessons.plots import LossPlot  # (matplotlib loads only when a plot is made)
+
+    return LossPlot(title=f"{name}.fit: training loss", xlabel="training step (one batch each)")
+
+
+def _step_points(step_loss, running_mean):
+    """fit's curves for one step, named for what they are: Keras's logs hold the epoch's running mean, not the
+    step's loss (a train_step of your own may not say what its step's loss was)."""
+    return {RUNNING_MEAN: running_mean} if step_loss is None else {STEP_LOSS: step_loss, RUNNING_MEAN: running_mean}
+
+
+def _weight_groups(layer, path="", seen=None):
+    """``(group, variables)`` for ``layer`` and every layer inside it, in Keras 3's ``.weights.h5`` layout: a
+    layer's own weights under ``<path>vars``; then, attribute by attribute in name order (a model's ``layers``
+    among them), each inner layer under ``<attribute>`` or, in a list, ``<attribute>/<dense, dense_1, ...>``
+    (class names counted within the list), each layer once, where it is met first. So a model of the same
+    architecture finds its weights whatever its layers are called."""
+    seen = set() if seen is None else seen
+    seen.add(id(layer))
+    groups = [(f"{path}vars", layer._own_variables())]
+    attributes = {key: value for key, value in vars(layer).items() if not key.startswith("_")}
+    if isinstance(layer, Model):
+        attributes["layers"] = layer.layers
+    for key in sorted(attributes):
+        value = attributes[key]
+        if isinstance(value, Layer):
+            children = [(key, value)]
+        elif isinstance(value, (list, tuple)):
+            counts, children = {}, []
+            for item in value:
+                if isinstance(item, Layer):
+                    base = keras_name(type(item).__name__)
+                    children.append((f"{key}/{base}_{counts[base]}" if base in counts else f"{key}/{base}", item))
+                    counts[base] = counts.get(base, 0) + 1
+        else:
+            continue
+        for child_path, child in children:
+            if id(child) not in seen:
+                groups += _weight_groups(child, f"{path}{child_path}/", seen)
+    return groups
+
+
+def _h5py():
+    try:
+        import h5py
+    except ImportError:
+        raise ImportError("HDF5 files (.h5) need the h5py package: pip install h5py (it comes with tapelab[lab]), "
+                          "or save to a .npz name instead.") from None
+    return h5py
+
+
+def _h5_keys(f):
+    keys = []
+    f.visititems(lambda key, item: keys.append(key) if hasattr(item, "shape") else None)
+    return keys
+
+
+__all__ = ["Model", "Sequential", "load_model"]

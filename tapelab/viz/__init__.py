@@ -9,7 +9,7 @@ Flow, one way: tape -> tape_data (plain data, the code's names) -> listing text 
 (imported only when drawing) -> walkthrough (steps, pure) -> stepper widget (imported only when made).
 """
 
-from tapelab import recording
+from tapelab.engine import recording
 from tapelab.viz.dot import DotGraph, build, to_dot  # noqa: F401
 from tapelab.viz.render import Drawing, GraphvizNotFound, draw, find_dot, render_dot, tape_mimebundle  # noqa: F401
 from tapelab.viz.stepper import BackwardStepper  # noqa: F401

@@ -14,8 +14,8 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tapelab.learner import spell
-from tapelab.tensor import Tensor
+from tapelab.engine.learner import spell
+from tapelab.engine.tensor import Tensor
 from tapelab.viz import fmt
 from tapelab.viz.tapedata import tape_data
 

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from tapelab.learner import spell
+from tapelab.engine.learner import spell
 from tapelab.viz import fmt
 from tapelab.viz.dot import HIGHLIGHT, MAX_OPS, NodeId, build, rule_symbols
 

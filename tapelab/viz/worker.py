@@ -5,7 +5,7 @@
 Pyodide's kernel runs in a web worker, which can load an ES module and run WebAssembly; ``run_sync`` (JavaScript
 promise integration) lets this synchronous code wait for viz.js to start. The first call imports viz.js (the text
 of ``tapelab/viz/vizjs/viz.js``) from a blob URL; later calls reuse it. Self-contained: no numpy and no other part
-of tapelab, so it can be checked in a browser where Pyodide has no numpy (tests/test_lite.py).
+of tapelab, so it can be checked in a browser where Pyodide has no numpy (tests/e2e/test_lite.py).
 """
 
 import sys

@@ -1,0 +1,15 @@
+"""The engine: tensors, the table of primitives, the tape and its backward pass, ``tl.function``'s graphs.
+
+It imports nothing above it (not the TF namespaces, not Keras, not the pictures), so it can be read on its own,
+bottom up::
+
+    errors, learner         teaching errors, spelled the way the learner's code spells the package
+    dtypes, nest            TF's dtypes; nested structures
+    recording               what every op consults: the active recorders (the protocol), the name scope
+    tensor                  Tensor, Variable, TensorShape
+    primitives              the one table: each op's forward, its gradient rules and their formulas
+    numerics                check-numerics mode
+    tape                    run() (every op goes through it), the record, GradientTape, the backward walk
+    function, custom        tl.function's traced graphs; custom_gradient
+    gradcheck               gradients checked against finite differences
+"""

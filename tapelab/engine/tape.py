@@ -1,0 +1,809 @@
+"""The gradient tape: records every op as a plain entry, then plays the entries back in reverse.
+
+    ops (primitives table) --run()--> Entry(op, where each input came from, the arrays its rules read, ...) on each tape
+    tape.gradient(target, sources) --> reversed entries, VJP rules, gradients summed per tensor key
+
+A tape knows tensors by their key (``tensor._key``, unique for the run) and holds none that it computed itself:
+those live as long as the learner's code holds them, and an entry keeps only the arrays its op's rules read
+(``Op.reads``), as a hand-written backward pass does. What it let go, a picture recomputes from the entries.
+"""
+
+import enum
+import warnings
+import weakref
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from tapelab.engine import nest, numerics, recording
+from tapelab.engine.errors import InvalidArgumentError, LeakedTensorError, UnsupportedError
+from tapelab.engine.learner import spell, stacklevel
+from tapelab.engine.primitives import NUMPY, QUIET, Spec
+from tapelab.engine.recording import state as _state
+from tapelab.engine.recording import switches
+from tapelab.engine.tensor import Tensor, Variable, to_numpy
+
+# an array under a page is kept even where no rule reads it: letting it go saves less than its Spec costs
+SMALL = 4096  # bytes
+
+
+class Entry:
+    """One recorded op: what ran, on what, and what it produced.
+
+    ``args`` holds, per input, the tensor itself, or the entry that computed it on this tape. ``kept`` holds the
+    input arrays as the op saw them, except the large ones of computed inputs that the op's rules never read (a
+    :class:`~tapelab.engine.primitives.Spec` instead); ``out`` is the output array, unless it is large and the rules do
+    not read it (None: the entry then remembers it weakly, for as long as the learner's code holds it). ``keys``
+    and ``key`` are the inputs' and the output's tensor keys. :attr:`inputs`, :attr:`values` and :attr:`output`
+    give the whole op back, recomputing what was let go. ``residual`` is what the op's forward saved for its rules
+    (None for most ops).
+    """
+
+    __slots__ = ("op", "args", "keys", "kept", "key", "out", "params", "scope", "residual", "_output", "_held")
+
+    def __init__(self, op, inputs, values, output, params, scope, residual=None, args=None):
+        """``args``: per input, the tensor or the entry that computed it on the recording tape (None: keep
+        everything, the output tensor too, as a traced graph does)."""
+        self.op, self.params, self.scope, self.residual, self.key = op, params, scope, residual, output._key
+        n = len(inputs)  # (one or two inputs, nearly every op, spelled out: recording is the hot path)
+        self.keys = ((inputs[0]._key,) if n == 1 else (inputs[0]._key, inputs[1]._key) if n == 2 else
+                     tuple([t._key for t in inputs]))
+        self.out, self._held = output._value, None
+        if args is None:
+            self.args, self.kept, self._output = inputs, values, output
+            return
+        self.args = args = tuple(args)
+        self._output = None
+        if not op.reads_out and self.out.nbytes >= SMALL:
+            self.out, self._held = None, weakref.ref(self.out)
+        kept = values
+        for i in op.unread:
+            if args[i].__class__ is Entry and values[i].nbytes >= SMALL:  # computed on this tape; no rule reads it
+                if kept is values:
+                    kept = list(values)
+                kept[i] = Spec(values[i])
+        self.kept = kept if kept is values else tuple(kept)
+
+    # the whole op back; ``memo`` (key -> tensor) shares what was recomputed among the calls of one picture
+    def inputs_from(self, memo):
+        return tuple([_output_of(a, memo) if a.__class__ is Entry else a for a in self.args])
+
+    def values_from(self, memo):
+        return tuple([_output_of(a, memo)._value if v.__class__ is Spec else v for a, v in zip(self.args, self.kept)])
+
+    def output_from(self, memo):
+        return _output_of(self, memo)
+
+    @property
+    def inputs(self):
+        """The input tensors (one the tape computed and let go comes back recomputed, under its own key)."""
+        return self.inputs_from({})
+
+    @property
+    def values(self):
+        """The input arrays, as the op saw them."""
+        return self.values_from({})
+
+    @property
+    def output(self):
+        """The output tensor (recomputed if the tape let it go)."""
+        return _output_of(self, {})
+
+    def operands(self):
+        """``(input operands, output)`` for rules that an outer tape records: tensors under their own keys, a
+        Spec for an input array not kept, None for an output not kept."""
+        values = tuple([a if a.__class__ is not Entry else v if v.__class__ is Spec else _under_key(v, a.key)
+                        for a, v in zip(self.args, self.kept)])
+        if self._output is not None or self.out is None:
+            return values, self._output
+        return values, _under_key(self.out, self.key)
+
+    @property
+    def rule_params(self):
+        """The keyword arguments of the op's gradient rules: its params, and the residual if it saved one."""
+        return self.params if self.residual is None else {**self.params, "residual": self.residual}
+
+    def __repr__(self):
+        shapes = ", ".join(str(tuple(v.shape)) for v in self.kept)
+        return f"<Entry {self.scope}{self.op.name}({shapes}) -> {tuple(self.output.shape)}>"
+
+
+def _under_key(value, key):
+    t = Tensor(value)
+    t._key = key  # the tensor it stands for, to every tape
+    return t
+
+
+def _output_of(entry, memo):
+    """``entry``'s output tensor, put in ``memo`` with those of the entries it needs first: the array it kept or the
+    learner's code still holds, else the op run again on its inputs (in a loop: a chain of 10,000 ops is fine)."""
+    todo = [entry]
+    while todo:
+        e = todo[-1]
+        if e.key not in memo:
+            value = e.out if e._held is None else e._held()
+            if value is None:  # let go: compute it again, from inputs computed again first if need be
+                waiting = [a for a, v in zip(e.args, e.kept) if v.__class__ is Spec and a.key not in memo]
+                if waiting:
+                    todo.extend(waiting)
+                    continue
+                value = e.op.forward(*e.values_from(memo), **e.params)
+                value = np.asarray(value[0] if e.op.saves else value)
+            memo[e.key] = e._output if e._output is not None else _under_key(value, e.key)
+        todo.pop()
+    return memo[entry.key]
+
+
+def run(op, inputs, **params):
+    """Run primitive ``op`` on tensors ``inputs`` and record it on every tape that is watching them."""
+    # the input arrays (one or two inputs, nearly every op, spelled out: run() is the hot path)
+    n = len(inputs)
+    values = ((inputs[0]._value,) if n == 1 else (inputs[0]._value, inputs[1]._value) if n == 2 else
+              tuple([t._value for t in inputs]))
+    if op.same_dtype:
+        first = values[0].dtype
+        for v in values:
+            if v.dtype is not first and v.dtype != first:  # (`is` first: inputs usually share one dtype object)
+                raise InvalidArgumentError(_dtype_mismatch(op, inputs))
+    if op.float_only and values[0].dtype.kind != "f":
+        raise InvalidArgumentError(
+            f"{op.name}: expects a float tensor, got {values[0].dtype}. Cast it first, "
+            f"e.g. tl.cast(x, tl.float32), or write a float literal such as 4.0 instead of 4."
+        )
+    try:
+        value = op.forward(*values, **params)
+    except (LeakedTensorError, UnsupportedError):  # (a traced tensor used as a number says so itself)
+        raise
+    except (ValueError, IndexError, TypeError) as e:
+        shapes = " and ".join(f"{tuple(v.shape)} {v.dtype}" for v in values)
+        raise InvalidArgumentError(f"{op.name}: cannot compute it for inputs {shapes}: {e}") from None
+    residual = None
+    if op.saves:
+        value, residual = value
+    out = Tensor(value if type(value) is np.ndarray else np.asarray(value))
+    for tape in _state.tapes:
+        tape._record(op, inputs, values, out, params, residual)
+    if switches.check_numerics and out._value.dtype.kind == "f" and not np.isfinite(out._value).all():
+        raise numerics.forward_error(op, inputs, out)  # (recorded first, so the error can point at the entry)
+    return out
+
+
+def _dtype_mismatch(op, inputs):
+    names = [t.dtype.name for t in inputs]
+    wider = next((n for n in ("float64", "float32", "float16") if n in names), names[0])
+    return (
+        f"{op.name}: all inputs must have the same dtype, got {' and '.join(names)}. tapelab never converts "
+        f"silently (neither does TensorFlow): convert one input first, e.g. tl.cast(x, tl.{wider})."
+    )
+
+
+class Backward:
+    """What one ``gradient()`` call saw and produced (kept on the tape for display as ``last_backward``).
+
+    The walk keeps only the sources' gradients: every other one is dropped as soon as the op that produced
+    its tensor has used it, as a hand-written backward pass drops its temporaries. :attr:`grads`, which the
+    pictures read, replays the walk over the same entries and seeds the first time it is asked for.
+    """
+
+    def __init__(self, entries, targets, sources, seeds, reaches, tracked, stopped, grads, complete, unconnected=None):
+        self.entries = entries  # the tape's entries, in execution order
+        self.targets = targets  # the target tensors
+        self.sources = sources  # the source tensors, flattened
+        self.seeds = seeds  # target key -> (target, the gradient the walk started from)
+        self.reaches = reaches  # keys of the tensors that depend on a source: where the walk sends gradients
+        self.tracked = tracked  # keys of tensors the tape tracked (watched, or computed from watched ones); set-like
+        self.stopped = stopped  # key -> keys it came from, for tensors computed from tracked ones in stop_recording()
+        # the walk's gradients: all of them (``complete``: the stepper's walk, a recorded one), or only the
+        # sources' until the pictures ask for the rest
+        self._grads, self._complete = grads, complete
+        self.unconnected = unconnected  # gradient()'s unconnected_gradients (None: backward_steps, which gives none)
+
+    @property
+    def grads(self):
+        """tensor key -> gradient (numpy array) for every tensor the gradient reached."""
+        if not self._complete:
+            kept, self._complete = self._grads, True
+            self._grads = walk(self.entries, self.seeds, self.reaches)
+            self._grads.update(kept)  # the very arrays gradient() returned
+        return self._grads
+
+
+class Walked(NamedTuple):
+    """What a backward pass produced: gradients by tensor key, the keys it could reach, whether it kept them all."""
+
+    grads: dict
+    reaches: set
+    complete: bool
+
+
+class Contribution(NamedTuple):
+    """What one op's rule sent to one of its inputs during the backward pass."""
+
+    index: int  # which input of the op (0 for x, 1 for y in the rule's formulas)
+    tensor: Tensor  # the input tensor
+    formula: str  # the rule, e.g. "dx = g @ y.T"
+    value: np.ndarray  # what the rule sent: this op's part of the input's gradient
+    total: np.ndarray  # the input's gradient summed so far, this part included
+
+
+@dataclass
+class Step:
+    """One op of the backward pass: the gradient arriving at its output and what it sent to each input.
+
+    ``contributions`` holds one :class:`Contribution` per input the gradient flows into;
+    ``totals`` maps a tensor's key -> its accumulated gradient after this step.
+    """
+
+    index: int  # the entry's position on the tape
+    entry: Entry
+    upstream: np.ndarray
+    contributions: list
+    totals: dict
+
+    def total(self, tensor):
+        """``tensor``'s gradient summed so far (None if nothing has reached it yet)."""
+        return self.totals.get(tensor._key)
+
+
+class UnconnectedGradients(enum.Enum):
+    """What ``gradient()`` returns for a source the target does not depend on."""
+
+    NONE = "none"
+    ZERO = "zero"
+
+
+class GradientTape:
+    """Records operations for automatic differentiation, like ``tf.GradientTape``.
+
+    >>> x = tl.Variable(3.0)
+    >>> with tl.GradientTape() as tape:
+    ...     y = x * x
+    >>> tape.gradient(y, x)
+    <tapelab.Tensor: shape=(), dtype=float32, numpy=6.0>
+    """
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self.persistent = persistent
+        self.watch_accessed_variables = watch_accessed_variables
+        self.entries = []
+        self._tracked = {}  # key -> the watched tensor, or the entry whose op computed it (float outputs)
+        self._watched = {}  # key -> tensor: what watch() (or reading a Variable) added, in order
+        self._stopped = {}  # key -> tensor: computed from tracked tensors inside stop_recording()
+        self._stopped_from = {}  # key -> keys of the tracked or stopped tensors it was computed from
+        self._paused = False  # True inside stop_recording() and during its own backward pass
+        self._walking = False  # True during its own backward pass (whose ops are not the learner's: not noted)
+        self.last_backward = None  # a Backward record of the latest gradient() call
+        self._used = False
+        self._forgotten = None  # after a reset(): the keys this tape tracked before
+
+    # --- recording ---------------------------------------------------------------------------
+    def __enter__(self):
+        if self in _state.tapes:
+            raise ValueError(
+                "this GradientTape is already recording: a tape cannot be entered twice at once. "
+                "Use one `with` block per tape, or a new GradientTape() for a nested (higher-order) tape."
+            )
+        if self._used:
+            raise RuntimeError(
+                "this non-persistent GradientTape was already used by gradient() and has released what it "
+                "recorded. Create a new GradientTape() (or use persistent=True)."
+            )
+        _state.tapes.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        if self in _state.tapes:
+            _state.tapes.remove(self)
+        return False
+
+    def _record(self, op, inputs, values, out, params, residual):
+        if op.vjps is None:  # not differentiable: no gradient can flow back through it
+            return
+        tracked = self._tracked
+        if self._paused:  # inside stop_recording(): only note what was computed (or read) unrecorded, and from what
+            if self._walking:
+                return
+            stopped, stopped_from = self._stopped, self._stopped_from
+            came_from = []
+            for t in inputs:
+                k = t._key
+                if isinstance(t, Variable) and k not in tracked and self.watch_accessed_variables and t.trainable:
+                    stopped[k], stopped_from[k] = t, ()  # a Variable read only here is never watched
+                if k in tracked or k in stopped:
+                    came_from.append(k)
+            if came_from:
+                stopped[out._key], stopped_from[out._key] = out, tuple(came_from)
+            return
+        args, hit = [], False  # per input: the tensor, or the entry that computed it on this tape
+        for t in inputs:
+            made = tracked.get(t._key)
+            if made is not None:
+                hit = True
+            elif (isinstance(t, Variable) and self.watch_accessed_variables and t.trainable
+                  and t._value.dtype.kind == "f"):
+                made = tracked[t._key] = self._watched[t._key] = t  # a trainable Variable read while recording
+                hit = True
+            args.append(t if made is None else made)
+        if hit:
+            entry = Entry(op, inputs, values, out, params, _state.scope, residual, args)
+            self.entries.append(entry)
+            if out._value.dtype.kind == "f":
+                tracked[out._key] = entry
+
+    def watch(self, tensor):
+        """Ask the tape to track ``tensor`` (or a list/tuple/dict of them) so gradients can reach it."""
+        for t in nest.flatten(tensor):
+            if not isinstance(t, Tensor):
+                raise ValueError(
+                    spell(f"watch() takes tensors or Variables, not {type(t).__name__} ({t!r}). "
+                          f"Make a tensor first, e.g. x = tl.constant({t!r}), compute with x, and watch x.")
+                )
+            if t._value.dtype.kind != "f":
+                warnings.warn(
+                    spell(f"watch(): the tensor has dtype {t.dtype.name}; only float tensors have gradients, so its "
+                          f"gradient will be None. Use a float, e.g. tl.constant(3.0) or tl.cast(x, tl.float32)."),
+                    stacklevel=2,
+                )
+                if isinstance(t, Variable):
+                    self._watched[t._key] = t  # (TF lists it among the watched variables all the same)
+                continue
+            self._tracked[t._key] = self._watched[t._key] = t
+
+    @property
+    def watched(self):
+        """Every tensor watched so far (explicitly, or Variables read while recording), in order."""
+        return tuple(self._watched.values())
+
+    @property
+    def stopped(self):
+        """Tensors computed from watched ones (or Variables read) inside ``stop_recording()``: no gradient."""
+        return tuple(self._stopped.values())
+
+    @property
+    def stopped_from(self):
+        """``t._key -> keys of what t was computed from`` for each tensor in :attr:`stopped` (the unrecorded links)."""
+        return self._stopped_from
+
+    @property
+    def used(self):
+        """True once a non-persistent tape has run ``gradient()`` (or ``backward_steps()``) and let go."""
+        return self._used
+
+    def tracks(self, tensor):
+        """Whether gradients can flow into ``tensor`` on this tape (watched, or computed from watched ones)."""
+        return tensor._key in self._tracked
+
+    def watched_variables(self):
+        """The Variables this tape watches (explicitly or because they were read while recording)."""
+        return tuple(sorted((t for t in self._watched.values() if isinstance(t, Variable)), key=lambda v: v._uid))
+
+    def stop_recording(self):
+        """A context in which this tape records nothing (like TF's ``tape.stop_recording()``)."""
+        if self not in _state.tapes:
+            raise RuntimeError(
+                spell("stop_recording() is for a tape that is recording: use it inside "
+                      "`with tl.GradientTape() as tape:`.")
+            )
+        return _Paused(self)
+
+    def reset(self):
+        """Forget everything recorded and watched, as if this were a new tape (recording goes on)."""
+        self.entries = []
+        self._watched.clear()
+        self._forgotten = (self._forgotten or set()) | self._tracked.keys()
+        self._tracked.clear()
+        self._stopped.clear()
+        self._stopped_from.clear()
+        self.last_backward = None
+        self._used = False
+
+    # --- playing back --------------------------------------------------------------------------
+    def gradient(self, target, sources, output_gradients=None,
+                 unconnected_gradients=UnconnectedGradients.NONE):
+        """d(target)/d(sources), summed over the elements of a non-scalar or list target.
+
+        ``sources`` may be one tensor, or a list, tuple or dict of them: the result has the same
+        structure. A source the target does not depend on gets ``None`` (or zeros with
+        ``unconnected_gradients="zero"``); integer sources always get ``None``.
+        """
+        unconnected = _unconnected(unconnected_gradients)
+        flat_sources, grads = self._backward("gradient", target, sources, output_gradients, unconnected=unconnected)
+        return nest.pack_like(sources, [self._result(s, grads, unconnected) for s in flat_sources])
+
+    def backward_steps(self, target, sources, output_gradients=None):
+        """The backward pass as a list of :class:`Step` records, one per op, in the order they run.
+
+        Each step shows the gradient arriving at an op's output, the formula and the contribution
+        sent to each input, and every tensor's running total; the final totals equal ``gradient()``.
+        Like ``gradient()``, a non-persistent tape can do this once.
+        """
+        steps, memo = [], {}  # (memo: the input tensors the tape let go, computed again once)
+        index = {id(e): k for k, e in enumerate(self.entries)}
+
+        def on_step(e, g, contributions, grads):
+            inputs = e.inputs_from(memo)
+            steps.append(Step(index[id(e)], e, to_numpy(g),
+                              [Contribution(i, inputs[i], e.op.formulas[i], to_numpy(c), to_numpy(total))
+                               for i, c, total in contributions],
+                              {k: to_numpy(v) for k, v in grads.items()}))
+
+        self._backward("backward_steps", target, sources, output_gradients, on_step)
+        return steps
+
+    def _backward(self, what, target, sources, output_gradients, on_step=None, unconnected=None):
+        """Check, seed, walk the entries backwards, keep a record for display, release a one-shot tape."""
+        self._check_usable(what)
+        flat_sources = self._flat_sources(sources, what)
+        targets = [target] if isinstance(target, Tensor) else [_as_target(t, what) for t in nest.flatten(target)]
+        seeds = self._seeds(target, targets, output_gradients)
+        self._warn_unseen(targets, flat_sources, what)
+        walked = self._backprop(seeds, flat_sources, on_step)
+        self._keep_backward(targets, flat_sources, seeds, walked, unconnected)
+        self._release()
+        return flat_sources, walked.grads
+
+    def _keep_backward(self, targets, sources, seeds, walked, unconnected=None):
+        """Keep what this backward pass saw for display (see :class:`Backward`)."""
+        grads = walked.grads
+        if walked.complete and grads and isinstance(next(iter(grads.values())), Tensor):  # a recorded pass
+            grads = {k: to_numpy(v) for k, v in grads.items()}
+        if self.persistent:  # it records on: keep copies
+            entries, reaches, tracked, stopped = (list(self.entries), set(walked.reaches), set(self._tracked),
+                                                  dict(self._stopped_from))
+        else:  # a one-shot tape lets go of these right after (_release), so they need no copy
+            entries, reaches, tracked, stopped = self.entries, walked.reaches, self._tracked.keys(), self._stopped_from
+        self.last_backward = Backward(entries, targets, sources, seeds, reaches, tracked, stopped, grads,
+                                      walked.complete, unconnected)
+
+    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
+                 parallel_iterations=None, experimental_use_pfor=True):
+        """The full Jacobian: result ``[i...]`` has shape ``target.shape + source.shape``."""
+        unconnected = _unconnected(unconnected_gradients)
+        self._check_usable("jacobian")
+        flat_sources = self._flat_sources(sources, "jacobian")
+        target = _as_target(target, "jacobian")
+        self._warn_unseen([target], flat_sources, "jacobian")
+        shape = tuple(target.shape)
+        rows, size = [], int(np.prod(shape, dtype=np.int64))  # one gradient per element of the target
+        for k in range(size):
+            seed = np.zeros(size, target._value.dtype)
+            seed[k] = 1
+            grads = self._backprop({target._key: (target, seed.reshape(shape))}, flat_sources).grads
+            rows.append([self._result(s, grads, unconnected) for s in flat_sources])
+        self._release()
+        result = []
+        for j, s in enumerate(flat_sources):
+            column = [row[j] for row in rows]
+            if any(c is None for c in column):
+                result.append(None)
+            elif column:  # the rows stacked (recorded, so an outer tape can differentiate the jacobian)
+                B = recording.tensor_ops
+                one = (1,) + tuple(s.shape)
+                result.append(B.reshape(B.concat(*[B.reshape(c, shape=one) for c in column], axis=0),
+                                        shape=shape + tuple(s.shape)))
+            else:  # a target with no elements
+                result.append(Tensor(np.zeros(shape + tuple(s.shape), s._value.dtype)))
+        return nest.pack_like(sources, result)
+
+    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
+                       parallel_iterations=None, experimental_use_pfor=True):
+        """The Jacobian of each example of a batch on its own: ``result[b]`` is d target[b] / d source[b].
+
+        Both have the batch first; the result has shape ``(batch,) + target.shape[1:] + source.shape[1:]``.
+        It assumes example b of the target depends only on example b of the source (as in a layer), so one
+        backward pass per element of an example gives every example's row at once.
+        """
+        unconnected = _unconnected(unconnected_gradients)
+        self._check_usable("batch_jacobian")
+        (source,) = self._flat_sources([source], "batch_jacobian")
+        target = _as_target(target, "batch_jacobian")
+        if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
+            raise ValueError(
+                f"batch_jacobian(): need the first dimension of target shape {tuple(target.shape)} and source shape "
+                f"{tuple(source.shape)} to match: both hold the batch first. For a whole Jacobian use jacobian()."
+            )
+        self._warn_unseen([target], [source], "batch_jacobian")
+        batch, per_example = target.shape[0], int(np.prod(target.shape[1:], dtype=np.int64))
+        rows = []
+        for k in range(per_example):  # seed element k of every example at once
+            seed = np.zeros((batch, per_example), target._value.dtype)
+            seed[:, k] = 1
+            grads = self._backprop({target._key: (target, seed.reshape(target.shape))}, [source]).grads
+            rows.append(self._result(source, grads, unconnected))
+        self._release()
+        if any(r is None for r in rows):  # TF: a target that does not depend on the source gives zeros here
+            rows = [Tensor(np.zeros(source._value.shape, source._value.dtype)) for _ in rows]
+        shape = tuple(target.shape) + tuple(source.shape[1:])
+        if not rows:
+            return Tensor(np.zeros(shape, source._value.dtype))
+        B = recording.tensor_ops  # (recorded, so an outer tape can differentiate the result)
+        column = (batch, 1) + tuple(source.shape[1:])
+        return B.reshape(B.concat(*[B.reshape(r, shape=column) for r in rows], axis=1), shape=shape)
+
+    def _check_usable(self, what):
+        if self._used:
+            raise RuntimeError(
+                spell(f"{what}(): a non-persistent GradientTape can only be used to compute one set of gradients "
+                      "(or jacobians); this one already did and released what it recorded. To call gradient() "
+                      "more than once, create the tape with tl.GradientTape(persistent=True).")
+            )
+
+    def _flat_sources(self, sources, what):
+        flat = nest.flatten(sources)
+        for s in flat:
+            if not isinstance(s, Tensor):
+                where = next((f"sources{p} is" for p, leaf in nest.flatten_with_paths(sources)
+                              if not isinstance(leaf, Tensor) and p), "got")
+                raise TypeError(
+                    spell(f"{what}(): every source must be a tensor or Variable, {where} {type(s).__name__} ({s!r}). "
+                          "Gradients are taken with respect to values the tape saw: make it a tl.Variable (or "
+                          "tl.constant and tape.watch it) and compute with that inside the tape.")
+                )
+        return flat
+
+    def _warn_unseen(self, targets, sources, what):
+        """TF gives None for a target or source the tape never saw; say so, since it is usually a mistake."""
+        unseen = [k for k, t in enumerate(targets) if t._key not in self._tracked]  # (targets are tensors: checked)
+        if unseen and any(s._value.dtype.kind == "f" for s in sources):  # (integer sources warn on their own)
+            t = targets[unseen[0]]
+            which = "the target" if len(targets) == 1 else f"target {unseen[0]} of {len(targets)}"
+            how = " (it was computed inside stop_recording())" if t._key in self._stopped else ""
+            warnings.warn(
+                spell(f"{what}(): {which} ({t.dtype.name}, shape {tuple(t.shape)}) was not computed on this tape "
+                      f"from anything it watches{how}, so no gradient can flow from it: every source gets None (TF's "
+                      "behaviour). Compute the target inside `with tape:` from a trainable tl.Variable or a watched "
+                      "tensor (tape.watch(x)); ops like argmax, comparisons and casts to int have no gradient."),
+                stacklevel=stacklevel(),
+            )
+            return
+        for k, s in enumerate(sources):
+            if (not isinstance(s, Variable) and s._value.dtype.kind == "f" and s._key not in self._tracked
+                    and s._key not in self._stopped):
+                which = "the source" if len(sources) == 1 else f"source {k}"
+                warnings.warn(
+                    spell(f"{what}(): {which} ({s.dtype.name}, shape {tuple(s.shape)}) is a tensor this tape never "
+                          "watched, so its gradient is None. Only trainable Variables are watched automatically: "
+                          "call tape.watch(x) inside the `with` block before computing with x, or make it a "
+                          "tl.Variable."),
+                    stacklevel=stacklevel(),
+                )
+
+    def _seeds(self, target, targets, output_gradients):
+        """The starting gradients: ones (so non-scalar targets are summed) or ``output_gradients``."""
+        try:
+            given = [None] * len(targets) if output_gradients is None else nest.flatten_up_to(target, output_gradients)
+        except (ValueError, TypeError, KeyError):
+            raise ValueError(
+                f"gradient(): output_gradients must have the same structure as the target ({len(targets)} "
+                "tensor(s)): one gradient per target tensor, each of its target's shape."
+            ) from None
+        seeds = {}
+        for t, g in zip(targets, given):
+            value = t._value
+            if g is None:
+                g = np.ones(value.shape, value.dtype)
+            else:
+                g = np.asarray(g, dtype=value.dtype)
+            if g.shape != value.shape:
+                raise ValueError(
+                    f"gradient(): output_gradients has shape {g.shape} but its target has shape "
+                    f"{tuple(t.shape)}; they must match."
+                )
+            if t._key in seeds:  # the same target twice: its seeds add up
+                g = seeds[t._key][1] + g
+            seeds[t._key] = (t, g)
+        forgotten = self._forgotten
+        if forgotten and any(k in forgotten and k not in self._tracked for k in seeds):
+            raise RuntimeError(
+                "gradient(): this tape was reset() after the target was computed, so the ops that produced it "
+                "are gone. Compute the target again after reset(), inside the tape."
+            )
+        return seeds
+
+    def _backprop(self, seeds, sources, on_step=None):
+        """The backward pass from ``seeds`` ({key: (tensor, gradient)}) to ``sources``: a :class:`Walked`.
+
+        Only entries on a path from a source to the target are visited. If another tape is recording, the
+        VJPs run as recorded tensor ops so that tape can differentiate them again (and every gradient is kept,
+        as the stepper keeps them); otherwise only the sources' gradients outlive the walk.
+        """
+        tracked = self._tracked
+        reaches = {s._key for s in sources if s._key in tracked}  # keys of tensors that depend on a watched source
+        if self._watched.keys() <= reaches:  # every watched tensor is a source (the usual gradient(loss, variables)):
+            # all that the tape tracked, with no scan over every entry's inputs
+            reaches = tracked
+        else:
+            reaches = depending_on(self.entries, reaches)
+        tapes = _state.tapes  # (usually none: gradient() is called after the `with` block)
+        outer = any(t is not self and not t._paused for t in tapes) if tapes else False
+        keep = None if (outer or on_step) else {s._key for s in sources}
+        # the backward pass is not part of this tape's recording
+        was = self._paused, self._walking
+        self._paused = self._walking = True
+        try:
+            grads = walk(self.entries, seeds, reaches, outer, on_step, keep, self)
+        finally:
+            self._paused, self._walking = was
+        return Walked(grads, reaches, complete=keep is None)
+
+    def _result(self, source, grads, unconnected):
+        g = grads.get(source._key)
+        if g is None or source._value.dtype.kind != "f":
+            return self._missing(source, unconnected)
+        if type(g) is np.ndarray and g.flags.writeable:
+            return Tensor(g)
+        if isinstance(g, Tensor):
+            return g
+        return Tensor(np.array(g))  # a numpy scalar, or a broadcast view, becomes a real array
+
+    def _missing(self, source, unconnected):
+        """The result for a source the gradient never reached: None (with a warning if it is an integer) or zeros."""
+        if source._value.dtype.kind != "f":
+            warnings.warn(
+                spell(f"gradient(): a source has dtype {source.dtype.name}; only float tensors have gradients, so its "
+                      f"gradient is None. To differentiate with respect to it, make it a float: tl.cast(x, tl.float32) "
+                      f"or tl.Variable(3.0) instead of tl.Variable(3)."),
+                stacklevel=stacklevel(),
+            )
+            return None
+        if unconnected is UnconnectedGradients.ZERO:
+            return Tensor(np.zeros_like(source._value))
+        return None
+
+    def _release(self):
+        if not self.persistent:  # what the last backward pass saw stays in last_backward, for display
+            self._used = True
+            self.entries = []
+            self._tracked = {}
+            self._watched = {k: t for k, t in self._watched.items() if isinstance(t, Variable)}  # TF still lists them
+            self._stopped = {}
+            self._stopped_from = {}
+
+    # --- display ------------------------------------------------------------------------------
+    def __repr__(self):
+        kind = "persistent " if self.persistent else ""
+        return f"<tapelab.GradientTape {kind}with {len(self.entries)} entries>"
+
+    def __str__(self):  # print(tape): the listing of inputs, ops and gradients (tapelab.viz.format_tape)
+        return recording.display.text(self) if recording.display.text else repr(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):  # Jupyter: the picture and the listing (tapelab.viz)
+        if recording.display.mimebundle is None:
+            return {"text/plain": repr(self)}
+        return recording.display.mimebundle(self, include, exclude)
+
+
+def depending_on(entries, keys):
+    """``keys`` and the keys of every tensor computed from them on ``entries``: where a backward pass to the
+    tensors of ``keys`` sends gradients."""
+    keys = set(keys)
+    for e in entries:
+        for k in e.keys:
+            if k in keys:
+                keys.add(e.key)
+                break
+    return keys
+
+
+@QUIET  # inf/nan flow on through the backward pass silently, as in TF (numpy would warn); per call, so per thread
+def walk(entries, seeds, reaches, outer=False, on_step=None, keep=None, tape=None):
+    """Play ``entries`` backwards from ``seeds`` ({key: (tensor, gradient)}): each op's VJP rules turn the gradient
+    at its output into one part for each input in ``reaches`` (the keys that depend on a source); the parts add
+    up per tensor. Returns {key: gradient}.
+
+    ``outer``: the rules run as recorded tensor ops (another tape differentiates this pass). ``keep``: a set of
+    keys; every other tensor's gradient is let go once the op that produced the tensor has used it (the pictures
+    replay the walk when they need them). ``tape``: the tape the entries are on, for error messages and the
+    check-numerics switch (a replay for display passes none: it already ran once).
+    """
+    check = tape is not None and switches.check_numerics
+    B = recording.tensor_ops if outer else NUMPY
+    grads = {k: Tensor(g) if outer else g for k, (t, g) in seeds.items()}
+    for e in reversed(entries):
+        k = e.key  # (a tensor has one producer: after this op's rules, nothing reads its gradient again)
+        g = grads.get(k) if keep is None or k in keep else grads.pop(k, None)
+        if g is None:  # nothing reached this op's output (its inputs need no gradient either)
+            continue
+        values, out = e.operands() if outer else (e.kept, e.out)
+        vjps, params = e.op.vjps, e.rule_params
+        contributions = [] if on_step is not None else None
+        for i, key in enumerate(e.keys):
+            if key not in reaches:
+                continue
+            rule = vjps[i]
+            if rule is None:
+                raise LookupError(
+                    spell(f"{e.op.name}: no gradient is defined for input {i}, but the gradient must flow "
+                          "through it (it was computed from a watched tensor). Wrap that input in "
+                          "tl.stop_gradient() if no gradient should flow there, or give the op a rule in "
+                          "tapelab/engine/primitives.py.")
+                )
+            try:
+                c = rule(B, g, out, *values, **params)
+                if c is None:  # (a custom gradient's grad_fn may send nothing to an input)
+                    continue
+            except InvalidArgumentError as err:  # a recorded VJP op (higher order) produced NaN/Inf
+                if err.phase != "forward":
+                    raise
+                raise numerics.backward_error(tape, e, i, g, None) from err
+            if check and not np.isfinite(to_numpy(c)).all():
+                raise numerics.backward_error(tape, e, i, g, c)
+            if c.shape != values[i].shape:
+                raise AssertionError(
+                    f"{e.op.name}: the gradient rule for input {i} returned shape {tuple(c.shape)} "
+                    f"but the input has shape {tuple(values[i].shape)} (a bug in the rule)."
+                )
+            prev = grads.get(key)
+            grads[key] = c if prev is None else prev + c
+            if contributions is not None:
+                contributions.append((i, c, grads[key]))
+        if contributions:
+            on_step(e, g, contributions, grads)
+    return grads
+
+
+def _as_target(t, what):
+    if not isinstance(t, Tensor):
+        raise TypeError(
+            f"{what}(): the target must be a tensor computed inside the tape, got {type(t).__name__} ({t!r})."
+        )
+    return t
+
+
+def _unconnected(value):
+    if isinstance(value, UnconnectedGradients):
+        return value
+    try:
+        return UnconnectedGradients(str(value).lower())
+    except ValueError:
+        raise ValueError(
+            spell(f"unconnected_gradients={value!r} is not understood. Use tl.UnconnectedGradients.NONE (the "
+                  f"default: None for sources the target does not depend on) or tl.UnconnectedGradients.ZERO (zeros).")
+        ) from None
+
+
+class _Paused:
+    def __init__(self, tape):
+        self.tape = tape
+
+    def __enter__(self):
+        self.was_paused, self.tape._paused = self.tape._paused, True
+
+    def __exit__(self, *exc):
+        self.tape._paused = self.was_paused
+        return False
+
+
+class name_scope:
+    """Group the ops recorded inside under a name, like ``tf.name_scope``; the graph draws each group.
+
+    >>> x = tl.Variable(1.0)
+    >>> with tl.GradientTape() as tape:
+    ...     with tl.name_scope("layer1"):
+    ...         y = x * 2.0
+    >>> tape.entries[0].scope
+    'layer1/'
+    """
+
+    def __init__(self, name):
+        if not isinstance(name, str) or not name or "/" in name:
+            raise ValueError(f"name_scope: the name must be a non-empty string without '/', got {name!r}")
+        self.name = name
+
+    def __enter__(self):  # (the outer path is kept per thread, so one name_scope object can be reused and nested)
+        _state.outer_scopes.append(_state.scope)
+        _state.scope = f"{_state.scope}{self.name}/"
+        return _state.scope
+
+    def __exit__(self, *exc):
+        _state.scope = _state.outer_scopes.pop()
+        return False
+
+
+def gradients(*args, **kwargs):
+    """Symbolic gradients do not exist in eager mode: use a GradientTape."""
+    raise RuntimeError(
+        spell("tl.gradients is not supported when eager execution is enabled. Use tl.GradientTape instead:\n"
+              "    with tl.GradientTape() as tape:\n        loss = ...\n    grads = tape.gradient(loss, variables)")
+    )

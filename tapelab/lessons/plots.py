@@ -1,0 +1,249 @@
+"""Watching training: a live loss-curve plot and progress bars with the current loss.
+
+    plot = tl.plots.LossPlot()                  # one figure, redrawn in place in a notebook
+    for epoch in tl.plots.progress(range(num_epochs), desc="epoch"):
+        steps = tl.plots.progress(train_batches, desc="steps", leave=False)
+        for x, y in steps:
+            ...
+            steps.log(loss=loss)                # the current loss appears in the bar
+            plot.update(loss=loss)
+        plot.update(test_loss=test_loss, test_accuracy=acc)
+    plot.close()                                # final drawing (and a PNG outside notebooks)
+
+In a notebook the figure is shown once and then replaced in place through an IPython display
+handle (no flicker, no pile of figures). In a plain script it is saved as a PNG instead. The
+figure is a bare ``matplotlib.figure.Figure`` that pyplot never sees, so it cannot leak.
+matplotlib and tqdm are imported only when a plot or bar is made.
+"""
+
+import io
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from tapelab.engine.learner import spell
+from tapelab.engine.tensor import to_numpy
+
+
+def in_notebook():
+    """True inside a Jupyter kernel (where rich output can be displayed and updated)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def _number(value, name="value"):
+    array = to_numpy(value)
+    if np.size(array) != 1:
+        raise ValueError(spell(f"{name} must be one number, got an array of shape {np.shape(array)}. A loss per "
+                               "example needs reducing first, e.g. tl.reduce_mean(loss)."))
+    return float(array.reshape(()))  # nan/inf stay: plotted as a gap, shown in the bar so the learner notices
+
+
+class LossPlot:
+    """A live plot of training curves: losses on the left, accuracies (any name with "acc") on the right.
+
+    ``update(step=None, **values)`` adds one point per named curve (``loss=``, ``test_loss=``,
+    ``accuracy=``, ``test_accuracy=``, or any other name) and redraws at most every
+    ``min_interval`` seconds; ``close()`` (or leaving a ``with`` block) draws the final state.
+    Without ``step`` each curve counts its own points 0, 1, 2, ...
+
+    ``display``: ``"auto"`` (update a notebook output in place when in Jupyter, else save to
+    ``path``), ``"notebook"`` or ``"file"``. ``path`` defaults to ``loss_curve.png`` outside
+    notebooks; in a notebook the PNG is written only if ``path`` is given.
+
+    >>> plot = tl.plots.LossPlot(display="file", path="curve.png")
+    >>> for step in range(3):
+    ...     plot.update(loss=1.0 / (step + 1))
+    >>> plot.close()
+    """
+
+    def __init__(self, title="Training", xlabel="step", path=None, min_interval=0.5, logy=False,
+                 display="auto", figsize=(6.0, 3.0), dpi=96):  # 576 px: never shrunk, its smallest text 11 px
+        if display not in ("auto", "notebook", "file"):
+            raise ValueError(f"LossPlot: display must be 'auto', 'notebook' or 'file', got {display!r}")
+        self.notebook = in_notebook() if display == "auto" else display == "notebook"
+        self.path = Path(path) if path is not None else (None if self.notebook else Path("loss_curve.png"))
+        self.title, self.xlabel, self.logy = title, xlabel, bool(logy)
+        self.min_interval = float(min_interval)
+        self.figsize, self.dpi = figsize, dpi
+        self.history = {}  # curve name -> ([steps], [values])
+        self.draws = 0  # how many times the figure was rendered
+        self._handle = None
+        self._last_draw = -math.inf
+        self._figure = None
+        self.closed = False
+
+    # --- data --------------------------------------------------------------------------------
+    def update(self, step=None, draw=None, **values):
+        """Add a point to each named curve; redraw if ``draw`` is True or enough time has passed."""
+        if self.closed:
+            raise RuntimeError("LossPlot.update: this plot is closed; make a new LossPlot()")
+        if not values:
+            raise ValueError("LossPlot.update: give at least one named value, e.g. plot.update(loss=loss)")
+        for name, value in values.items():
+            steps, vals = self.history.setdefault(name, ([], []))
+            steps.append(len(steps) if step is None else float(step))
+            vals.append(_number(value, f"LossPlot.update: {name}"))
+        if draw or (draw is None and time.monotonic() - self._last_draw >= self.min_interval):
+            self.draw()
+
+    # --- drawing -------------------------------------------------------------------------------
+    def _build(self):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=self.figsize, dpi=self.dpi)  # not registered with pyplot: nothing to leak
+        FigureCanvasAgg(fig)
+        return fig
+
+    def render(self):
+        """The figure as PNG bytes."""
+        if self._figure is None:
+            self._figure = self._build()
+        fig = self._figure
+        fig.clear()
+        accuracy = [n for n in self.history if "acc" in n.lower()]
+        losses = [n for n in self.history if n not in accuracy]
+        panels = [(p, names) for p, names in (("loss", losses), ("accuracy", accuracy)) if names]
+        for k, (label, names) in enumerate(panels or [("loss", [])]):
+            ax = fig.add_subplot(1, max(len(panels), 1), k + 1)
+            for name in names:
+                steps, vals = self.history[name]
+                style = "o-" if len(vals) < 30 else "-"
+                ax.plot(steps, vals, style, markersize=3, label=f"{name}: {vals[-1]:.4g}")
+            if label == "loss" and self.logy and names:
+                ax.set_yscale("log")
+            ax.set_xlabel(self.xlabel)
+            ax.set_ylabel(label)
+            ax.grid(alpha=0.3)
+            if names:
+                ax.legend(loc="best", fontsize="small")
+        fig.suptitle(self.title)
+        fig.tight_layout()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
+        return buf.getvalue()
+
+    def draw(self):
+        """Render now: replace the notebook output in place, or (re)write the PNG file."""
+        png = self.render()
+        self.draws += 1
+        self._last_draw = time.monotonic()
+        if self.notebook:
+            from IPython.display import Image, display
+
+            image = Image(data=png, format="png")
+            if self._handle is None:
+                self._handle = display(image, display_id=True)  # one output area, updated below
+            else:
+                self._handle.update(image)
+        if self.path is not None and (not self.notebook or self.closed):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_bytes(png)
+        return png
+
+    def close(self):
+        """Draw the final state (saving the PNG if there is a ``path``) and free the figure."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.history:
+            self.draw()
+        if self._figure is not None:
+            self._figure.clear()
+            self._figure = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def _repr_png_(self):  # showing the plot object itself shows the current figure
+        return self.render() if self.history else None
+
+
+class progress:
+    """A ``tqdm.auto`` progress bar (a widget in Jupyter, text in a terminal) that can show the loss.
+
+    Iterate over it like the iterable it wraps; ``log(loss=..., acc=...)`` puts the current values
+    in the bar. In Jupyter, a finished bar becomes its last line of text (or nothing, with
+    ``leave=False``): a saved notebook shows how far the run went, not a widget stuck at 0%.
+
+    >>> steps = tl.plots.progress(range(3), desc="steps")
+    >>> for step in steps:
+    ...     steps.log(loss=1.0 / (step + 1))
+    """
+
+    def __init__(self, iterable=None, desc=None, total=None, leave=True, **tqdm_kwargs):
+        from tqdm.auto import tqdm
+
+        if sys.platform == "emscripten":  # Pyodide (JupyterLite) starts no threads: no monitor thread, no warning
+            tqdm.monitor_interval = 0
+        if total is None and iterable is not None and hasattr(iterable, "__len__"):
+            try:
+                total = len(iterable)
+            except TypeError:  # (a dataset whose length is unknown, e.g. filtered: a bar without an end)
+                total = None
+        widget = _is_notebook_tqdm(tqdm)
+        if widget:
+            tqdm_kwargs.setdefault("display", False)  # shown below, through a handle that can replace it
+        self.bar = tqdm(iterable, desc=desc, total=total, leave=leave, **tqdm_kwargs)
+        self.values = {}
+        self._leave, self._handle = leave, None
+        if widget:
+            from IPython.display import display
+
+            self._handle = display(self.bar.container, display_id=True)
+
+    def __iter__(self):
+        yield from self.bar
+        self._finish()
+
+    def _finish(self):
+        if self._handle is not None:
+            from IPython.display import Pretty
+
+            self._handle.update(Pretty(str(self.bar) if self._leave else ""))
+            self._handle = None
+
+    def __len__(self):
+        return len(self.bar)
+
+    def log(self, **values):
+        """Show named values (tensors or numbers) in the bar, e.g. ``log(loss=loss)``."""
+        for name, value in values.items():
+            self.values[name] = _number(value, f"progress.log: {name}")
+        self.bar.set_postfix({k: f"{v:.4f}" for k, v in self.values.items()}, refresh=False)
+
+    def update(self, n=1):
+        """Advance a bar made without an iterable by ``n`` steps."""
+        self.bar.update(n)
+
+    def close(self):
+        self.bar.close()
+        self._finish()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+def _is_notebook_tqdm(cls):
+    """Whether ``tqdm.auto`` chose the Jupyter widget bar (it did if IPython and ipywidgets are there)."""
+    try:
+        from tqdm.notebook import tqdm as notebook_tqdm
+    except ImportError:
+        return False
+    return issubclass(cls, notebook_tqdm)
