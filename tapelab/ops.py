@@ -779,8 +779,8 @@ def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None
     params = dict(layout=layout, sep=sep, end=end, stream=stream, summarize=-1 if summarize is None else int(summarize))
     graph = recording.tracing_graph()
     if graph is not None:  # while tl.function traces, the print only joins the graph: it prints on every run
-        graph._record(OPS["print"], tuple(tensors), tuple(t._value for t in tensors), Tensor(np.zeros((0,), bool)),
-                      params, None)
+        recording.record(OPS["print"], tuple(tensors), tuple(t._value for t in tensors),
+                         Tensor(np.zeros((0,), bool)), params, None)
         return None
     run(OPS["print"], tuple(tensors), **params)
 

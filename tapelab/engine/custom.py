@@ -15,6 +15,7 @@ import inspect
 
 from tapelab.engine import nest
 from tapelab.engine.primitives import Op
+from tapelab.engine.recording import Recorder, record
 from tapelab.engine.recording import state as _state
 from tapelab.engine.tensor import Tensor, Variable, convert_to_tensor, to_numpy
 
@@ -54,8 +55,8 @@ class _CustomGradientFunction:
         op.vjps = tuple(functools.partial(_custom_vjp, i) for i in range(len(inputs)))
         op.formulas = _formulas(f, residual.grad_fn, len(xs), residual.variables)
         out = Tensor(value)
-        for tape in _state.tapes:  # one entry on each tape (and in a graph being traced, replayed with f)
-            tape._record(op, inputs, tuple(t._value for t in inputs), out, {}, residual)
+        # one entry on each tape (and in a graph being traced, replayed with f): f already ran, unrecorded
+        record(op, inputs, tuple(t._value for t in inputs), out, {}, residual)
         return out
 
 
@@ -70,11 +71,11 @@ class _CustomForward:
 
     def on(self, xs):
         watcher = _VariableWatcher(xs)
-        saved, _state.tapes[:] = _state.tapes[:], [watcher]
+        saved, _state.recorders[:] = _state.recorders[:], [watcher]
         try:
             result = self.f(*xs, **self.kwargs)
         finally:
-            _state.tapes[:] = saved
+            _state.recorders[:] = saved
         if not (isinstance(result, (tuple, list)) and len(result) == 2 and callable(result[1])):
             raise TypeError(f"custom_gradient: {self.f.__name__} must return (y, grad_fn): the result and the "
                             f"function that turns the gradient of y into the gradients of the inputs; got {result!r}")
@@ -91,10 +92,8 @@ class _CustomForward:
         return to_numpy(y), _CustomGradient(self.f.__name__, grad_fn, watcher.variables, self.n_inputs)
 
 
-class _VariableWatcher:
-    """Sits on the tape stack while ``f`` runs: notes the trainable Variables its ops read, records nothing."""
-
-    _paused = False
+class _VariableWatcher(Recorder):
+    """Sits on the recorder stack while ``f`` runs: notes the trainable Variables its ops read, records nothing."""
 
     def __init__(self, arguments):
         self.variables = []

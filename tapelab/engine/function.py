@@ -27,6 +27,7 @@ import numpy as np
 from tapelab.engine import dtypes, nest, recording
 from tapelab.engine.errors import LeakedTensorError, UnsupportedError
 from tapelab.engine.learner import spell
+from tapelab.engine.recording import Recorder
 from tapelab.engine.recording import state as _state
 from tapelab.engine.recording import tracing_graph as _tracing_graph
 from tapelab.engine.tape import Entry, run
@@ -196,7 +197,7 @@ def _python_node_or_none(name, fn, args, kwargs=None, example=None):
 _ASSIGN = {how: _Assign(how) for how in ("assign", "assign_add", "assign_sub")}
 
 
-class Graph:
+class Graph(Recorder):
     """A traced computation: placeholders in, nodes in execution order, outputs out.
 
     ``graph.run(feeds)`` runs it again on new values (TF 1's ``session.run``); ``print(graph)`` lists
@@ -215,9 +216,7 @@ class Graph:
         self._restore = {}  # id -> (Variable, value before tracing changed it)
         self.created_variables = []  # tl.Variables made while tracing (allowed on a function's first call only)
 
-    # --- recording (the graph sits on the tape stack while the function is traced) -------------
-    _paused = False
-
+    # --- recording (the graph sits on the recorder stack while the function is traced) ---------
     def _record(self, op, inputs, values, out, params, residual):
         for t in inputs:
             if isinstance(t, SymbolicTensor) and t._key not in self._symbolic:
@@ -519,7 +518,7 @@ class Function:
         return tuple(args[:skip]) + tuple(checked), kwargs
 
     def _trace(self, key, args, kwargs, skip=0):
-        if any(isinstance(r, Graph) for r in _state.tapes):
+        if any(isinstance(r, Graph) for r in _state.recorders):
             return self.python_function(*args, **kwargs)  # called from another traced function: inline it
         graph = self._trace_graph(args, kwargs)
         if graph.created_variables:  # TF: only the first call may make Variables; it then traces once more
@@ -550,11 +549,11 @@ class Function:
 
         traced_args, traced_kwargs = _map_args(placeholder, args, kwargs)
         graph.input_names = _parameter_names(self.python_function, traced_args, traced_kwargs, graph.placeholders)
-        outer, _state.tapes[:] = _state.tapes[:], [graph]  # outer tapes must not see the rehearsal
+        outer, _state.recorders[:] = _state.recorders[:], [graph]  # outer tapes must not see the rehearsal
         try:
             outputs = self.python_function(*traced_args, **traced_kwargs)
         finally:
-            _state.tapes[:] = outer
+            _state.recorders[:] = outer
             for variable, value in graph._restore.values():  # (undo the rehearsal: not a change of the Variable)
                 variable._value = value
         # as TF: Python numbers returned become (constant) tensors
@@ -761,12 +760,12 @@ def function(func=None, *, input_signature=None, autograph=True, jit_compile=Non
 def init_scope():
     """Run the code inside eagerly even while ``tl.function`` traces (TF's way to make state once, on tracing):
     its ops are not part of the graph, and its updates happen once, now."""
-    saved = _state.tapes[:]
-    _state.tapes[:] = [t for t in saved if not isinstance(t, Graph)]
+    saved = _state.recorders[:]
+    _state.recorders[:] = [t for t in saved if not isinstance(t, Graph)]
     try:
         yield
     finally:
-        _state.tapes[:] = saved
+        _state.recorders[:] = saved
 
 
 def _map_args(fn, args, kwargs):

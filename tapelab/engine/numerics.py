@@ -49,7 +49,7 @@ def _kinds(v):
 
 
 def _where_recorded(out):
-    for tape in reversed(state.tapes):  # the innermost tape that recorded this output
+    for tape in reversed(state.recorders):  # the innermost tape that recorded this output
         if tape.entries and tape.entries[-1].key == out._key:
             return tape, len(tape.entries) - 1
     return None, None

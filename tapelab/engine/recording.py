@@ -8,20 +8,8 @@ differentiating a gradient under an outer tape) and ``display`` (how a tape prin
 ``tapelab.viz``); and, for a tensor's operators (``x + y``, ``x[k]``), ``tensor._ops`` (the ops module, set by
 ``tapelab.ops``).
 
-A *recorder* is an object on ``state.tapes``: a ``GradientTape`` or the graph ``tl.function`` is tracing. It
-implements:
-
-- ``_paused``: True while it records nothing (inside ``tape.stop_recording()``, or while a tape runs its own
-  backward pass); ``_record`` is still called then, to note what it needs, and must not record;
-- ``_record(op, inputs, values, out, params, residual)``: primitive ``op`` ran on the tensors ``inputs``
-  (whose arrays were ``values``) with keyword ``params`` and made ``out``; ``residual`` is what its forward
-  saved for the gradient rules (or None). The recorder keeps what it needs.
-
-and may implement (a graph being traced does):
-
-- ``_record_variable(variable)``: a ``tl.Variable`` was just made;
-- ``_record_assign(variable, how, value, old)``: a Variable changed (``how``: assign, assign_add, assign_sub);
-- ``is_traced_graph = True``: it is a graph under construction (``tracing_graph()`` finds it).
+A *recorder* is an object on ``state.recorders``: a ``GradientTape``, or the graph ``tl.function`` is tracing.
+:class:`Recorder` is the protocol they implement; every op reaches them through :func:`record`.
 """
 
 import threading
@@ -31,7 +19,7 @@ class _State(threading.local):
     """Per-thread switches: tapes recording in this thread never see another thread's ops."""
 
     def __init__(self):
-        self.tapes = []  # the active recorders, innermost last (a tape in stop_recording() is marked paused)
+        self.recorders = []  # the active recorders, innermost last (a tape in stop_recording() is marked paused)
         self.scope = ""  # the current name_scope path, e.g. "dense_1/"
         self.outer_scopes = []  # the paths to go back to, innermost last
 
@@ -60,20 +48,51 @@ display = _Display()
 tensor_ops = None  # tapelab.ops.BACKEND once ops has loaded: the table's primitives, run on tensors (recorded)
 
 
+class Recorder:
+    """What sits on ``state.recorders`` and hears about every op: ``GradientTape``, the ``Graph`` being traced.
+
+    - ``_paused``: True while it records nothing (inside ``tape.stop_recording()``, or while a tape runs its own
+      backward pass); ``_record`` is still called then, to note what it needs, and must not record;
+    - ``_record(op, inputs, values, out, params, residual)``: primitive ``op`` ran on the tensors ``inputs``
+      (whose arrays were ``values``) with keyword ``params`` and made ``out``; ``residual`` is what its forward
+      saved for the gradient rules (or None). The recorder keeps what it needs;
+    - ``_record_variable(variable)``: a ``tl.Variable`` was just made (a graph being traced notes it);
+    - ``_record_assign(variable, how, value, old)``: a Variable changed (``how``: assign, assign_add, assign_sub);
+    - ``is_traced_graph``: True for a graph under construction (``tracing_graph()`` finds it).
+    """
+
+    _paused = False
+    is_traced_graph = False
+
+    def _record(self, op, inputs, values, out, params, residual):
+        raise NotImplementedError(f"{type(self).__name__} must implement _record")
+
+    def _record_variable(self, variable):
+        pass
+
+    def _record_assign(self, variable, how, value, old):
+        pass
+
+
+def record(op, inputs, values, out, params, residual):
+    """Tell every active recorder that ``op`` ran (``tape.run`` calls this for every op; so do ``tl.print`` and
+    ``custom_gradient``, whose forward runs its own way)."""
+    for recorder in state.recorders:
+        recorder._record(op, inputs, values, out, params, residual)
+
+
 def tracing_graph():
     """The graph ``tl.function`` is tracing right now, or None (eager)."""
-    return next((r for r in state.tapes if getattr(r, "is_traced_graph", False)), None)
+    return next((r for r in state.recorders if r.is_traced_graph), None)
 
 
 def note_variable(variable):
     """A tl.Variable was just made: tell a graph being traced (a function may make Variables only once)."""
-    for recorder in state.tapes:
-        if hasattr(recorder, "_record_variable"):
-            recorder._record_variable(variable)
+    for recorder in state.recorders:
+        recorder._record_variable(variable)
 
 
 def note_assign(variable, how, value, old):
     """A Variable changed from ``old`` ("assign", "assign_add" or "assign_sub" ``value``): tell a graph being traced."""
-    for recorder in state.tapes:
-        if hasattr(recorder, "_record_assign"):
-            recorder._record_assign(variable, how, value, old)
+    for recorder in state.recorders:
+        recorder._record_assign(variable, how, value, old)

@@ -20,8 +20,8 @@ from tapelab.engine import nest, numerics, recording
 from tapelab.engine.errors import InvalidArgumentError, LeakedTensorError, UnsupportedError
 from tapelab.engine.learner import spell, stacklevel
 from tapelab.engine.primitives import NUMPY, QUIET, Spec
+from tapelab.engine.recording import Recorder, record, switches
 from tapelab.engine.recording import state as _state
-from tapelab.engine.recording import switches
 from tapelab.engine.tensor import Tensor, Variable, to_numpy
 
 # an array under a page is kept even where no rule reads it: letting it go saves less than its Spec costs
@@ -162,8 +162,7 @@ def run(op, inputs, **params):
     if op.saves:
         value, residual = value
     out = Tensor(value if type(value) is np.ndarray else np.asarray(value))
-    for tape in _state.tapes:
-        tape._record(op, inputs, values, out, params, residual)
+    record(op, inputs, values, out, params, residual)
     if switches.check_numerics and out._value.dtype.kind == "f" and not np.isfinite(out._value).all():
         raise numerics.forward_error(op, inputs, out)  # (recorded first, so the error can point at the entry)
     return out
@@ -253,7 +252,7 @@ class UnconnectedGradients(enum.Enum):
     ZERO = "zero"
 
 
-class GradientTape:
+class GradientTape(Recorder):
     """Records operations for automatic differentiation, like ``tf.GradientTape``.
 
     >>> x = tl.Variable(3.0)
@@ -279,7 +278,7 @@ class GradientTape:
 
     # --- recording ---------------------------------------------------------------------------
     def __enter__(self):
-        if self in _state.tapes:
+        if self in _state.recorders:
             raise ValueError(
                 "this GradientTape is already recording: a tape cannot be entered twice at once. "
                 "Use one `with` block per tape, or a new GradientTape() for a nested (higher-order) tape."
@@ -289,12 +288,12 @@ class GradientTape:
                 "this non-persistent GradientTape was already used by gradient() and has released what it "
                 "recorded. Create a new GradientTape() (or use persistent=True)."
             )
-        _state.tapes.append(self)
+        _state.recorders.append(self)
         return self
 
     def __exit__(self, *exc):
-        if self in _state.tapes:
-            _state.tapes.remove(self)
+        if self in _state.recorders:
+            _state.recorders.remove(self)
         return False
 
     def _record(self, op, inputs, values, out, params, residual):
@@ -380,7 +379,7 @@ class GradientTape:
 
     def stop_recording(self):
         """A context in which this tape records nothing (like TF's ``tape.stop_recording()``)."""
-        if self not in _state.tapes:
+        if self not in _state.recorders:
             raise RuntimeError(
                 spell("stop_recording() is for a tape that is recording: use it inside "
                       "`with tl.GradientTape() as tape:`.")
@@ -615,7 +614,7 @@ class GradientTape:
             reaches = tracked
         else:
             reaches = depending_on(self.entries, reaches)
-        tapes = _state.tapes  # (usually none: gradient() is called after the `with` block)
+        tapes = _state.recorders  # (usually none: gradient() is called after the `with` block)
         outer = any(t is not self and not t._paused for t in tapes) if tapes else False
         keep = None if (outer or on_step) else {s._key for s in sources}
         # the backward pass is not part of this tape's recording

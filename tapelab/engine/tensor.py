@@ -303,7 +303,7 @@ class Variable(Tensor):
         self._name = name  # None: TF's default name, "Variable"
         self.trainable = bool(trainable)
         self._uid = next(Variable._created)
-        if recording.state.tapes:
+        if recording.state.recorders:
             recording.note_variable(self)
 
     @property
@@ -354,7 +354,7 @@ class Variable(Tensor):
                 f"{tuple(self.shape)} but the value has shape {tuple(new.shape)}. A Variable keeps its "
                 "shape; reshape the value, or make a new Variable."
             )
-        tapes = recording.state.tapes
+        tapes = recording.state.recorders
         if given and not tapes:  # (while a function is traced, the update is recorded below instead)
             self._value = _UPDATES[how](self._value, new, out=new)
             return self if read_value else None

@@ -388,7 +388,7 @@ class Sequential(Model):
 def _unrecorded():
     """Run a model without any active tape recording it (building it is not part of the learner's computation)."""
     with contextlib.ExitStack() as stack:
-        for tape in [t for t in _state.tapes if isinstance(t, GradientTape)]:
+        for tape in [t for t in _state.recorders if isinstance(t, GradientTape)]:
             stack.enter_context(tape.stop_recording())
         yield
 
