@@ -1,5 +1,9 @@
-"""Every example of the two seed tutorials (shared/seeds/SUMMARY.md), with their numbers,
-written the way the tutorials write them but with ``import tapelab as tf``."""
+"""Every example of the two tutorials tapelab grew from, with their numbers, written the way the tutorials write
+them but with ``import tapelab as tf``. Seed 000, "the new style of training code in TensorFlow 2.0": the tape
+(``tape.gradient(loss, x)`` of ``reduce_mean(matmul(x, y))`` is all ones; with ``[x, y]`` also all 0.5) and
+``tf.gradients`` refused in eager mode. Seed 001, "static graphs versus dynamic graphs": eager values, Python
+control flow on tensors, and a linear regression trained eagerly to its stated numbers. Lessons 01 to 04 and 06
+teach them."""
 
 import numpy as np
 import pytest
