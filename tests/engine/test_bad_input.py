@@ -3,7 +3,8 @@
 Each case is one row: what the learner does, the exception (or warning) type, and fragments the
 message must contain, grouped as (1) the op or function, (2) the shapes / dtypes / values involved,
 (3) what to do. Other test files check some of these situations for their own module; this table is
-the one place that lists them all.
+the one place that lists them all. The rows every op of the table gets (mismatched shapes for a
+two-input elementwise op, zero-size and 0-d tensors for all) expand from its spec in tests/op_specs.py.
 
 Policy for a gradient that cannot exist (decided here, applied by gradient(), backward_steps() and
 jacobian()): TF returns ``None``, and tapelab keeps ``None`` (the API contract), but when the
@@ -13,7 +14,6 @@ see but that are unconnected, not trainable or integer get ``None`` as in TF (in
 the listing and the graph give the reason.
 """
 
-import io
 import os
 import sys
 import warnings
@@ -23,11 +23,12 @@ import numpy as np
 import pytest
 
 import tapelab as tl
-from tapelab import ops
 from tapelab.datasets import mnist
-from tapelab.engine.errors import InvalidArgumentError
-from tapelab.engine.primitives import OPS
 from tapelab.viz import GraphvizNotFound, render
+from tests.op_specs import SPEC, SPECS, missing
+
+InvalidArgumentError = tl.errors.InvalidArgumentError
+OPS = tl.OPS
 
 
 @dataclass
@@ -48,9 +49,11 @@ def _y():
     return tl.ones((4,))
 
 
-def binary(name, f):
-    return Case(f"shape-{name}", lambda tmp: f(_x(), _y()), InvalidArgumentError, name, ("(2, 3)", "(4,)"),
-                ("tl.reshape",))
+def shape_mismatch(spec):
+    """A two-input elementwise op (its spec's ``mismatch``: the operands' dtype) on shapes (2, 3) and (4,)."""
+    dtype = spec.mismatch
+    return Case(f"shape-{spec.name}", lambda tmp: spec.call(tl.ones((2, 3), dtype), tl.ones((4,), dtype)),
+                InvalidArgumentError, spec.name, ("(2, 3)", "(4,)"), ("tl.reshape",))
 
 
 def recorded(persistent=False, watch_const=False):
@@ -215,12 +218,7 @@ def download_into_a_file(tmp):
 
 
 CASES = [
-    *(binary(n, f) for n, f in [
-        ("add", tl.add), ("subtract", tl.subtract), ("multiply", tl.multiply), ("divide", tl.divide),
-        ("pow", tl.pow), ("maximum", tl.maximum), ("minimum", tl.minimum), ("floormod", tl.math.floormod),
-        ("floordiv", tl.math.floordiv), ("equal", tl.equal), ("less", tl.less), ("greater_equal", tl.greater_equal)]),
-    Case("shape-logical_and", lambda tmp: tl.logical_and(tl.ones((2, 3), tl.bool), tl.ones((4,), tl.bool)),
-         InvalidArgumentError, "logical_and", ("(2, 3)", "(4,)"), ("tl.reshape",)),
+    *(shape_mismatch(s) for s in SPECS if s.mismatch),  # every two-input elementwise op (tests/op_specs.py)
     Case("shape-where", lambda tmp: tl.where(tl.ones((5,), tl.bool), _x(), _x()), InvalidArgumentError, "where",
          ("(5,)", "(2, 3)"), ("Reshape the condition",)),
     Case("shape-matmul", lambda tmp: tl.matmul(_x(), _x()), InvalidArgumentError, "matmul", ("(2, 3)", "3 != ", "2"),
@@ -394,133 +392,34 @@ def _has_graphviz():
 
 
 # --- zero-size and 0-d tensors through every op of the table ---------------------------------------------
+# (each op's call on one float64 tensor x, and the shapes where it must raise: its spec's zero_size / undefined)
 
-def _images(x):
-    return tl.reshape(x, (-1, 1, 1, 1))
-
-
-def _unary(f):
-    return lambda x: f(x)
-
-
-# op name -> a call on one float64 tensor x (the op's other inputs are made from x)
-OP_CALLS = {
-    **{n: _unary(getattr(tl, n)) for n in ["negative", "identity", "square", "sqrt", "exp", "abs", "tanh",
-                                           "sigmoid", "sign", "floor", "stop_gradient"]},
-    "log": tl.math.log,
-    "relu": tl.nn.relu,
-    "cast": lambda x: tl.cast(x, tl.float32),
-    **{n: (lambda f: lambda x: f(x, x + 1.0))(getattr(tl, n, None) or getattr(tl.math, n))
-       for n in ["add", "subtract", "multiply", "divide", "pow", "maximum", "minimum", "floordiv", "equal",
-                 "not_equal", "less", "less_equal", "greater", "greater_equal"]},
-    "floormod": lambda x: tl.math.floormod(x, x + 1.0),
-    "logical_and": lambda x: tl.logical_and(x > 0.5, x < 2.0),
-    "logical_or": lambda x: tl.logical_or(x > 0.5, x < 2.0),
-    "logical_not": lambda x: tl.logical_not(x > 0.5),
-    "where": lambda x: tl.where(x > 0.5, x, -x),
-    "matmul": lambda x: tl.matmul(x, tl.transpose(x)),
-    "transpose": tl.transpose,
-    "reshape": lambda x: tl.reshape(x, (-1,)),
-    "broadcast_to": lambda x: tl.broadcast_to(x, (2,) + tuple(x.shape)),
-    "concat": lambda x: tl.concat([x, x], 0),
-    "getitem": lambda x: x[...] * x[:1] if x.ndim else x[...],
-    "scatter": lambda x: ops._scatter(x, key=Ellipsis, shape=tuple(x.shape)),
-    "reduce_sum": lambda x: tl.reduce_sum(x) + tl.reduce_sum(x, axis=-1 if x.ndim else None),
-    "reduce_mean": lambda x: tl.reduce_mean(x, axis=-1 if x.ndim else None),
-    "reduce_max": lambda x: tl.reduce_max(x) + tl.reduce_sum(tl.reduce_max(x, axis=-1 if x.ndim else None)),
-    "softmax": tl.nn.softmax,
-    "log_softmax": tl.nn.log_softmax,
-    "sparse_softmax_cross_entropy_with_logits": lambda x: tl.nn.sparse_softmax_cross_entropy_with_logits(
-        labels=tl.zeros(tuple(x.shape)[:-1], tl.int32) if x.ndim else 0, logits=x),
-    "one_hot": lambda x: tl.one_hot(tl.cast(x, tl.int32), 3),
-    "argmax": lambda x: tl.argmax(x, axis=-1 if x.ndim else None),
-    "argmin": lambda x: tl.argmin(x, axis=-1 if x.ndim else None),
-    **{n: _unary(getattr(tl.math, n)) for n in [
-        "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "atanh", "reciprocal", "rsqrt",
-        "log1p", "expm1", "erf", "softplus", "log_sigmoid", "softsign", "ceil", "round", "is_finite", "is_nan",
-        "is_inf"]},
-    "acosh": lambda x: tl.acosh(x + 1.0),
-    **{n: _unary(getattr(tl.nn, n)) for n in ["elu", "selu", "relu6", "leaky_relu", "gelu", "silu"]},
-    "relu_grad": lambda x: ops.BACKEND.relu_grad(x, x - 0.5, alpha=0.1, cap=6.0),
-    "squared_difference": lambda x: tl.math.squared_difference(x, x + 1.0),
-    "atan2": lambda x: tl.atan2(x, x + 1.0),
-    "logical_xor": lambda x: tl.math.logical_xor(x > 0.5, x < 2.0),
-    **{n: (lambda f: lambda x: f(x) + f(x, axis=-1 if x.ndim else None))(getattr(tl, n))
-       for n in ["reduce_min", "reduce_prod", "reduce_logsumexp"]},
-    **{n: (lambda f: lambda x: f(x > 0.5, axis=-1 if x.ndim else None))(getattr(tl, n))
-       for n in ["reduce_any", "reduce_all"]},
-    "cumsum": lambda x: tl.cumsum(x, axis=-1, exclusive=True),
-    "cumprod": lambda x: tl.math.cumprod(x, axis=-1, reverse=True),
-    "argsort": lambda x: tl.argsort(x),
-    "gather": lambda x: tl.gather(x, tl.zeros((2 if x.ndim and x.shape[0] else 0,), tl.int32)),
-    "unsorted_segment_sum": lambda x: ops.BACKEND.unsorted_segment_sum(
-        x, tl.zeros(tuple(x.shape)[:1], tl.int32), num_segments=2, axis=0),
-    "einsum": lambda x: tl.einsum("...i,...i->..." if x.ndim else ",->", x, x),
-    "pad": lambda x: tl.pad(x, [[1, 2]] * x.ndim),
-    "inv": lambda x: tl.linalg.inv(tl.reshape(x, tuple(x.shape) + (1, 1)) + 1.0),
-    "det": lambda x: tl.linalg.det(tl.reshape(x, tuple(x.shape) + (1, 1))),
-    "solve": lambda x: tl.linalg.solve(tl.reshape(x, tuple(x.shape) + (1, 1)) + 1.0,
-                                       tl.reshape(x, tuple(x.shape) + (1, 1))),
-    "diag": tl.linalg.diag,
-    "diag_part": tl.linalg.diag_part,
-    "print": lambda x: tl.print(x, output_stream=io.StringIO()),
-    # images: x as a batch of 1x1 one-channel images (a 0-d x is one image; an empty x no images)
-    "conv2d": lambda x: tl.nn.conv2d(_images(x), tl.ones((1, 1, 1, 2), x.dtype), 1, "VALID"),
-    "conv2d_input_grad": lambda x: ops.BACKEND.conv2d_input_grad(
-        _images(x), tl.ones((1, 1, 1, 1), x.dtype), input_shape=tuple(_images(x).shape), strides=(1, 1),
-        padding="VALID"),
-    "conv2d_filter_grad": lambda x: ops.BACKEND.conv2d_filter_grad(
-        _images(x), _images(x), kernel_shape=(1, 1, 1, 1), strides=(1, 1), padding="SAME"),
-    "max_pool2d": lambda x: tl.nn.max_pool2d(_images(x), 1, 1, "SAME"),
-    "avg_pool2d": lambda x: tl.nn.avg_pool2d(_images(x), 1, 1, "VALID"),
-    "avg_pool2d_grad": lambda x: ops.BACKEND.avg_pool2d_grad(
-        _images(x), input_shape=tuple(_images(x).shape), ksize=(1, 1), strides=(1, 1), padding="VALID"),
-}
 SHAPES = [(), (0,), (2, 0), (0, 3)]
-# where numpy / TF define no answer, the error must be clear: (op, shape) -> fragments of the message
-UNDEFINED = {
-    ("matmul", ()): "at least 2-D",
-    ("matmul", (0,)): "at least 2-D",
-    ("concat", ()): "tl.stack",
-    ("sparse_softmax_cross_entropy_with_logits", ()): r"logits should have shape labels.shape \+ \(classes,\)",
-    ("softmax", ()): "at least one axis",
-    ("log_softmax", ()): "at least one axis",
-    ("sparse_softmax_cross_entropy_with_logits", (0,)): "0 classes",
-    ("sparse_softmax_cross_entropy_with_logits", (2, 0)): "0 classes",
-    ("argmax", (0,)): "is empty",
-    ("argmax", (2, 0)): "is empty",
-    ("argmin", (0,)): "is empty",
-    ("argmin", (2, 0)): "is empty",
-    ("argmax", ()): "0-d",
-    ("argmin", ()): "0-d",
-    ("gather", ()): "0-d",
-    ("cumsum", ()): "0-d",
-    ("cumprod", ()): "0-d",
-    ("argsort", ()): "out of range",
-    ("diag", ()): "0-d",
-    ("diag_part", ()): "last two axes",
-    ("diag_part", (0,)): "last two axes",
-}
 
 
 def test_every_op_of_the_table_has_a_zero_size_call():
-    assert set(OP_CALLS) == set(OPS)
+    assert not missing(OPS), missing(OPS)
+    assert set(SPEC) <= set(OPS), f"specs of ops not in tl.OPS: {sorted(set(SPEC) - set(OPS))}"
+    without = [s.name for s in SPECS if s.zero_size is None]
+    assert not without, f"give the specs of {without} a zero_size call in tests/op_specs.py"
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"shape{s}".replace(" ", ""))
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_zero_size_and_0d_tensors_through_every_op(name, shape):
+    assert name in SPEC, missing([name])
+    call, undefined = SPEC[name].zero_size, SPEC[name].undefined
     x = tl.constant(np.full(shape, 0.7))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no numpy RuntimeWarning (e.g. "mean of empty slice") leaks to the learner
-        if (name, shape) in UNDEFINED:
-            with pytest.raises(InvalidArgumentError, match=UNDEFINED[name, shape]) as err:
-                OP_CALLS[name](x)
+        if shape in undefined:
+            with pytest.raises(InvalidArgumentError, match=undefined[shape]) as err:
+                call(x)
             assert name in str(err.value) and str(tuple(shape)) in str(err.value)
             return
         with tl.GradientTape() as tape:
             tape.watch(x)
-            y = OP_CALLS[name](x)
+            y = call(x)
         if OPS[name].differentiable and y.dtype.is_floating and tape.tracks(y):
             g = tape.gradient(y, x)
             assert g.shape == x.shape and g.dtype == x.dtype
