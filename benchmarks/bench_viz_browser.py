@@ -5,7 +5,7 @@ headless Chromium, beside graphviz-pure in the kernel on the same DOT (the same 
 
 The tapes are bench_viz.py's chain (each layer `tanh(x @ w + b) * 0.5` under its own name scope, scopes expanded),
 so a picture of N ops has about 2N nodes. Where the layout takes too long, BrowserDrawing refuses the picture with a
-message (tapelab.viz.render.MAX_NODES) instead of leaving the cell blank for minutes.
+message (tapelab.viz.limits.MAX_NODES) instead of leaving the cell blank for minutes.
 """
 
 import argparse
@@ -18,7 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_viz import big_tape  # noqa: E402
 
 from tapelab import viz  # noqa: E402
-from tapelab.viz.render import _NODE, MAX_NODES, VIZJS, find_dot, render_dot  # noqa: E402
+from tapelab.viz.limits import MAX_NODES, NODE, VIZJS  # noqa: E402
+from tapelab.viz.render import find_dot, render_dot  # noqa: E402
 from tests import browser  # noqa: E402
 
 TIME_IN_PAGE = """async ([code, sources]) => {
@@ -51,7 +52,7 @@ def main(argv=None):
         t = time.perf_counter()
         render_dot(source, "svg", exe)
         native = (time.perf_counter() - t) * 1e3
-        print(f"{n:>10} {len(_NODE.findall(source)):>7} {ms:>17.0f} ms {native:>12.0f} ms")
+        print(f"{n:>10} {len(NODE.findall(source)):>7} {ms:>17.0f} ms {native:>12.0f} ms")
 
 
 if __name__ == "__main__":

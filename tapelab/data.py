@@ -61,17 +61,7 @@ class Dataset:
         ``from_tensor_slices((x, y))`` yields ``(x[i], y[i])``."""
         tensors = _arrays(tensors)
         leaves = nest.flatten(tensors)
-        if not leaves:
-            raise ValueError("from_tensor_slices: nothing to slice; give an array, or a tuple / dict of arrays")
-        if any(a.ndim == 0 for a in leaves):
-            raise ValueError(spell(f"from_tensor_slices: every component needs a first axis to slice along; got "
-                                   f"shapes {[a.shape for a in leaves]}. For one element use Dataset.from_tensors."))
-        sizes = {a.shape[0] for a in leaves}
-        if len(sizes) > 1:
-            raise ValueError(spell(
-                f"from_tensor_slices: the components have different numbers of rows, shapes "
-                f"{[a.shape for a in leaves]}; they must pair up row by row (e.g. x_train with y_train, not "
-                "y_test)."))
+        _check_slices(leaves)
         n = leaves[0].shape[0]
         if isinstance(tensors, (tuple, dict)):
             return Dataset(lambda: (nest.pack_like(tensors, [a[i] for a in leaves]) for i in range(n)), n,
@@ -90,35 +80,13 @@ class Dataset:
                        name=None):
         """Elements from calling ``generator(*args)`` afresh for each pass; ``output_signature`` (a structure of
         ``tl.TensorSpec``) or ``output_types`` gives their dtypes. The length is unknown."""
-        if not callable(generator):
-            raise TypeError(spell("from_generator: give the generator function itself (from_generator(gen, ...)), "
-                                  "not gen(): each pass over the dataset calls it again."))
-        if output_signature is None and output_types is None:
-            raise TypeError("from_generator: give output_signature=(tl.TensorSpec(shape=..., dtype=...), ...) (or "
-                            "output_types=) so the elements' dtypes are known")
+        _check_generator(generator, output_signature, output_types)
         wanted = output_signature if output_signature is not None else output_types
         specs = nest.flatten(wanted)
 
         def elements():
             for item in generator(*(args or ())):
-                try:
-                    values = nest.flatten_up_to(wanted, item) if isinstance(wanted, (tuple, dict)) else [item]
-                except (TypeError, ValueError, KeyError):
-                    raise InvalidArgumentError(
-                        f"from_generator: the generator yielded {item!r:.80}, which does not have the structure "
-                        f"output_signature gives ({len(specs)} value(s): {wanted}). Yield one value per TensorSpec, "
-                        "in the same tuple or dict.") from None
-                converted = []
-                for spec, value in zip(specs, values):
-                    dtype = spec.dtype if isinstance(spec, TensorSpec) else dtypes.as_dtype(spec)
-                    array = np.asarray(value, dtype.as_numpy_dtype)
-                    if isinstance(spec, TensorSpec) and not spec.is_compatible_with(Tensor(array)):
-                        raise InvalidArgumentError(
-                            f"from_generator: the generator yielded shape {array.shape} where output_signature "
-                            f"says {spec}. Yield arrays of that shape, or widen the signature (None for a size "
-                            "that varies).")
-                    converted.append(array)
-                yield nest.pack_like(wanted, converted) if isinstance(wanted, (tuple, dict)) else converted[0]
+                yield _generated(item, wanted, specs)
 
         declared = all(isinstance(spec, TensorSpec) for spec in specs)
         return Dataset(elements, UNKNOWN_CARDINALITY, "_FlatMapDataset", spec=wanted if declared else None)
@@ -396,6 +364,54 @@ def _positive_int(where, what, value, allow_autotune=True):
             f"{where}: {what} must be greater than zero, got {value!r}" + (
                 ". It is how many elements go into one batch, e.g. .batch(32)." if where == "batch" else ".")))
     return int(value)
+
+
+def _check_slices(leaves):
+    """``from_tensor_slices``'s components (``leaves``) each have a first axis, all of the same size."""
+    if not leaves:
+        raise ValueError("from_tensor_slices: nothing to slice; give an array, or a tuple / dict of arrays")
+    if any(a.ndim == 0 for a in leaves):
+        raise ValueError(spell(f"from_tensor_slices: every component needs a first axis to slice along; got "
+                               f"shapes {[a.shape for a in leaves]}. For one element use Dataset.from_tensors."))
+    sizes = {a.shape[0] for a in leaves}
+    if len(sizes) > 1:
+        raise ValueError(spell(
+            f"from_tensor_slices: the components have different numbers of rows, shapes "
+            f"{[a.shape for a in leaves]}; they must pair up row by row (e.g. x_train with y_train, not "
+            "y_test)."))
+
+
+def _check_generator(generator, output_signature, output_types):
+    """``from_generator`` takes the generator function itself and the dtypes of what it yields."""
+    if not callable(generator):
+        raise TypeError(spell("from_generator: give the generator function itself (from_generator(gen, ...)), "
+                              "not gen(): each pass over the dataset calls it again."))
+    if output_signature is None and output_types is None:
+        raise TypeError("from_generator: give output_signature=(tl.TensorSpec(shape=..., dtype=...), ...) (or "
+                        "output_types=) so the elements' dtypes are known")
+
+
+def _generated(item, wanted, specs):
+    """One element a generator yielded, as arrays of the declared dtypes in the declared structure (``wanted``:
+    the output_signature or output_types; ``specs``: its leaves); a shape the signature rules out is refused."""
+    try:
+        values = nest.flatten_up_to(wanted, item) if isinstance(wanted, (tuple, dict)) else [item]
+    except (TypeError, ValueError, KeyError):
+        raise InvalidArgumentError(
+            f"from_generator: the generator yielded {item!r:.80}, which does not have the structure "
+            f"output_signature gives ({len(specs)} value(s): {wanted}). Yield one value per TensorSpec, "
+            "in the same tuple or dict.") from None
+    converted = []
+    for spec, value in zip(specs, values):
+        dtype = spec.dtype if isinstance(spec, TensorSpec) else dtypes.as_dtype(spec)
+        array = np.asarray(value, dtype.as_numpy_dtype)
+        if isinstance(spec, TensorSpec) and not spec.is_compatible_with(Tensor(array)):
+            raise InvalidArgumentError(
+                f"from_generator: the generator yielded shape {array.shape} where output_signature "
+                f"says {spec}. Yield arrays of that shape, or widen the signature (None for a size "
+                "that varies).")
+        converted.append(array)
+    return nest.pack_like(wanted, converted) if isinstance(wanted, (tuple, dict)) else converted[0]
 
 
 def _check_dataset(where, value):

@@ -18,19 +18,19 @@ from tapelab.engine.tape import name_scope as _name_scope
 from tapelab.engine.tensor import Variable
 
 
-def _snake_case(name):
-    # "MyDenseLayer" -> "my_dense_layer" (tf.Module's default names)
+def snake_case(name):
+    """``MyDenseLayer`` -> ``my_dense_layer``: tf.Module's default names (Keras's metrics name themselves so too)."""
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
 
 
-def _leaves(value):
+def leaves(value):
     """The leaves of ``value`` looking through lists, tuples and dicts (dicts by sorted key, as TF)."""
     if isinstance(value, dict):
         for key in sorted(value, key=str):
-            yield from _leaves(value[key])
+            yield from leaves(value[key])
     elif isinstance(value, (list, tuple)):
         for item in value:
-            yield from _leaves(item)
+            yield from leaves(item)
     else:
         yield value
 
@@ -54,7 +54,7 @@ class Module:
 
     def __init__(self, name=None):
         if name is None:
-            name = _snake_case(type(self).__name__)
+            name = snake_case(type(self).__name__)
         if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(
                 f"{type(self).__name__}: name {name!r} is not a valid name; use letters, digits and underscores "
@@ -82,7 +82,7 @@ class Module:
             found = []
             attrs = vars(module) if hasattr(module, "__dict__") else {}
             for key in sorted(attrs):
-                for leaf in _leaves(attrs[key]):
+                for leaf in leaves(attrs[key]):
                     if id(leaf) in seen:
                         continue
                     seen.add(id(leaf))

@@ -90,27 +90,47 @@ def load_data(path=None, verbose=True):
     (dtype('uint8'), (28, 28), 9)
     """
     file, source = locate(path)
-    if source in ("path", "env") and not file.is_file():
-        how = f"load_data(path={str(path)!r})" if source == "path" else f"TAPELAB_MNIST={os.environ['TAPELAB_MNIST']}"
-        raise FileNotFoundError(
-            f"mnist: {how} names {file}, which does not exist. Give the path of an mnist.npz file "
-            "(keys x_train, y_train, x_test, y_test), or leave it unset to use the cache or the shipped sample."
-        )
+    if source in ("path", "env"):
+        _check_named(file, source, path)
     if source == "cache":
-        digest = sha256_of(file)
-        if digest != SHA256:
-            raise MnistFileError(
-                f"mnist: the cached file {file} has sha256 {digest}, but the full MNIST mnist.npz has {SHA256} "
-                f"(the file is corrupt, truncated or not MNIST). {FIX}"
-            )
+        _check_cached(file)
     data = _read(file)
     if source == "sample" and verbose:
         print(SAMPLE_MESSAGE)
     return (data["x_train"], data["y_train"]), (data["x_test"], data["y_test"])
 
 
+def _check_named(file, source, path):
+    """A file the learner named (``path=`` or ``$TAPELAB_MNIST``) must exist: no quiet fall-back to the sample."""
+    if not file.is_file():
+        how = f"load_data(path={str(path)!r})" if source == "path" else f"TAPELAB_MNIST={os.environ['TAPELAB_MNIST']}"
+        raise FileNotFoundError(
+            f"mnist: {how} names {file}, which does not exist. Give the path of an mnist.npz file "
+            "(keys x_train, y_train, x_test, y_test), or leave it unset to use the cache or the shipped sample."
+        )
+
+
+def _check_cached(file):
+    """The cached file is the full MNIST download (its sha256), not a corrupt or truncated copy."""
+    digest = sha256_of(file)
+    if digest != SHA256:
+        raise MnistFileError(
+            f"mnist: the cached file {file} has sha256 {digest}, but the full MNIST mnist.npz has {SHA256} "
+            f"(the file is corrupt, truncated or not MNIST). {FIX}"
+        )
+
+
 def _read(file):
     """Read and check an mnist.npz; every failure names the file and says how to fix it."""
+    data = _arrays(file)
+    for split in ("train", "test"):
+        _check_layout(file, split, data[f"x_{split}"], data[f"y_{split}"])
+        data[f"y_{split}"] = data[f"y_{split}"].astype(np.uint8)
+    return data
+
+
+def _arrays(file):
+    """The four arrays of an mnist.npz, read through our own file handle."""
     try:
         with open(file, "rb") as f:  # our own handle: np.load leaks its own when the file is not an npz
             loaded = np.load(f, allow_pickle=False)
@@ -130,17 +150,18 @@ def _read(file):
         raise MnistFileError(
             f"mnist: cannot read {file}: it is corrupt or truncated ({type(e).__name__}: {e}). {FIX}"
         ) from None
-    for split in ("train", "test"):
-        x, y = data[f"x_{split}"], data[f"y_{split}"]
-        if x.dtype != np.uint8 or x.ndim != 3 or x.shape[1:] != (28, 28) or y.ndim != 1 or len(y) != len(x):
-            raise MnistFileError(
-                f"mnist: {file} does not have the MNIST layout: x_{split} is {x.dtype} {x.shape} and y_{split} "
-                f"{y.dtype} {y.shape}; expected uint8 (n, 28, 28) images and n labels. {FIX}"
-            )
-        if y.size and (y.min() < 0 or y.max() > 9):
-            raise MnistFileError(f"mnist: {file} has labels outside 0..9 in y_{split}. {FIX}")
-        data[f"y_{split}"] = y.astype(np.uint8)
     return data
+
+
+def _check_layout(file, split, x, y):
+    """One split's images are uint8 (n, 28, 28) with n labels in 0..9."""
+    if x.dtype != np.uint8 or x.ndim != 3 or x.shape[1:] != (28, 28) or y.ndim != 1 or len(y) != len(x):
+        raise MnistFileError(
+            f"mnist: {file} does not have the MNIST layout: x_{split} is {x.dtype} {x.shape} and y_{split} "
+            f"{y.dtype} {y.shape}; expected uint8 (n, 28, 28) images and n labels. {FIX}"
+        )
+    if y.size and (y.min() < 0 or y.max() > 9):
+        raise MnistFileError(f"mnist: {file} has labels outside 0..9 in y_{split}. {FIX}")
 
 
 def sha256_of(file, chunk=1 << 20):
@@ -161,54 +182,11 @@ def download(url=URL, dest=None, sha256=SHA256, timeout=60, quiet=False):
     Returns the path.
     """
     dest = Path(dest).expanduser() if dest is not None else cache_path()
-    h = hashlib.sha256()
-    try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".mnist-", suffix=".part", dir=dest.parent)
-    except OSError as e:
-        raise DownloadError(
-            f"mnist: could not save the download next to {dest}: {e.strerror or e}. Is the folder read-only, or "
-            "is the path wrong? Choose another folder (dest=, --dest, or TAPELAB_DATA_DIR)."
-        ) from None
+    fd, tmp = _part_file(dest)
     try:
         with os.fdopen(fd, "wb") as out:
-            try:
-                with urllib.request.urlopen(url, timeout=timeout) as response:
-                    expected = response.headers.get("Content-Length") if hasattr(response, "headers") else None
-                    size = 0
-                    for block in iter(lambda: response.read(1 << 16), b""):
-                        try:
-                            out.write(block)
-                        except OSError as e:  # the disk, not the network
-                            raise DownloadError(
-                                f"mnist: could not save the download next to {dest}: {e.strerror or e}. Is the disk "
-                                "full or the folder read-only? Free some space, or choose another folder (dest=, "
-                                "--dest, or TAPELAB_DATA_DIR)."
-                            ) from None
-                        h.update(block)
-                        size += len(block)
-            except DownloadError:
-                raise
-            except urllib.error.HTTPError as e:
-                raise DownloadError(
-                    f"mnist: could not download {url}: the server answered HTTP {e.code} {e.reason}. Check the URL "
-                    f"(--url); or copy an mnist.npz to {dest} yourself."
-                ) from None
-            except (urllib.error.URLError, OSError, ValueError) as e:
-                reason = getattr(e, "reason", e)
-                raise DownloadError(
-                    f"mnist: could not download {url}: {reason}. Is there a network connection? Without one, "
-                    f"copy an mnist.npz to {dest} (or set TAPELAB_MNIST to its path); until then load_data() "
-                    "uses the 10,000-digit sample shipped with tapelab."
-                ) from None
-        if expected is not None and int(expected) != size:
-            raise DownloadError(f"mnist: the download from {url} stopped after {size} of {expected} bytes; try again.")
-        digest = h.hexdigest()
-        if sha256 is not None and digest != sha256:
-            raise DownloadError(
-                f"mnist: the file downloaded from {url} has sha256 {digest}, expected {sha256}: it is corrupt or "
-                f"not the MNIST file. Nothing was saved to {dest}; try again, or check the URL."
-            )
+            digest, size, expected = _fetch(url, out, dest, timeout)
+        _check_download(url, dest, digest, size, expected, sha256)
         os.replace(tmp, dest)
     finally:
         if os.path.exists(tmp):
@@ -216,6 +194,69 @@ def download(url=URL, dest=None, sha256=SHA256, timeout=60, quiet=False):
     if not quiet:
         print(f"mnist: saved {dest} ({dest.stat().st_size:,} bytes, sha256 verified)")
     return dest
+
+
+def _part_file(dest):
+    """A new temporary file beside ``dest`` for the download, as ``(fd, path)``; made with ``dest``'s folder."""
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        return tempfile.mkstemp(prefix=".mnist-", suffix=".part", dir=dest.parent)
+    except OSError as e:
+        raise DownloadError(
+            f"mnist: could not save the download next to {dest}: {e.strerror or e}. Is the folder read-only, or "
+            "is the path wrong? Choose another folder (dest=, --dest, or TAPELAB_DATA_DIR)."
+        ) from None
+
+
+def _fetch(url, out, dest, timeout):
+    """Copy ``url`` into the open file ``out``: ``(sha256 hex digest, bytes written, Content-Length or None)``.
+    A failure is a :class:`DownloadError` that says whether the network or the disk gave up."""
+    h = hashlib.sha256()
+    size = 0
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            expected = response.headers.get("Content-Length") if hasattr(response, "headers") else None
+            for block in iter(lambda: response.read(1 << 16), b""):
+                _write(out, block, dest)
+                h.update(block)
+                size += len(block)
+    except DownloadError:
+        raise
+    except urllib.error.HTTPError as e:
+        raise DownloadError(
+            f"mnist: could not download {url}: the server answered HTTP {e.code} {e.reason}. Check the URL "
+            f"(--url); or copy an mnist.npz to {dest} yourself."
+        ) from None
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        reason = getattr(e, "reason", e)
+        raise DownloadError(
+            f"mnist: could not download {url}: {reason}. Is there a network connection? Without one, "
+            f"copy an mnist.npz to {dest} (or set TAPELAB_MNIST to its path); until then load_data() "
+            "uses the 10,000-digit sample shipped with tapelab."
+        ) from None
+    return h.hexdigest(), size, expected
+
+
+def _write(out, block, dest):
+    try:
+        out.write(block)
+    except OSError as e:  # the disk, not the network
+        raise DownloadError(
+            f"mnist: could not save the download next to {dest}: {e.strerror or e}. Is the disk "
+            "full or the folder read-only? Free some space, or choose another folder (dest=, "
+            "--dest, or TAPELAB_DATA_DIR)."
+        ) from None
+
+
+def _check_download(url, dest, digest, size, expected, sha256):
+    """The whole file came (as many bytes as the server announced) and it is the one wanted (its sha256)."""
+    if expected is not None and int(expected) != size:
+        raise DownloadError(f"mnist: the download from {url} stopped after {size} of {expected} bytes; try again.")
+    if sha256 is not None and digest != sha256:
+        raise DownloadError(
+            f"mnist: the file downloaded from {url} has sha256 {digest}, expected {sha256}: it is corrupt or "
+            f"not the MNIST file. Nothing was saved to {dest}; try again, or check the URL."
+        )
 
 
 def main(argv=None):

@@ -9,7 +9,9 @@ bottom up::
     tensor                  Tensor, Variable, TensorShape
     primitives              the one table: each op's forward, its gradient rules and their formulas
     numerics                check-numerics mode
-    tape                    run() (every op goes through it), the record, GradientTape, the backward walk
+    retention               what a tape keeps of each op, and how a picture gets the rest back
+    backward                the backward walk (the chain rule, op by op) and its record
+    tape                    run() (every op goes through it), the record (Entry), GradientTape
     function, custom        tl.function's traced graphs; custom_gradient
     gradcheck               gradients checked against finite differences
 """

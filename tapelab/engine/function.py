@@ -188,7 +188,7 @@ def _python_node_or_none(name, fn, args, kwargs=None, example=None):
     inputs = tuple(x for x in flat if isinstance(x, Tensor))
     leaves = [None if isinstance(x, Tensor) else x for x in flat]
     out = SymbolicTensor(np.asarray(np.float32(0) if example is None else example))
-    graph._symbolic.add(out._key)
+    graph.tensors[out._key] = out
     graph.entries.append(Entry(_PythonNode(name, fn, structure, leaves), inputs, tuple(t._value for t in inputs), out,
                                {}, _state.scope))
     return out
@@ -208,30 +208,28 @@ class Graph(Recorder):
         self.name = name
         self.placeholders = []  # one SymbolicTensor per tensor argument
         self.input_names = {}  # placeholder key -> the function's parameter name (how pictures name it)
-        self.entries = []  # the nodes, as tape entries: (op, inputs, values, output, params, scope)
+        self.entries = []  # the nodes, as tape entries keeping everything: args are the input tensors
+        self.tensors = {}  # key -> the graph's own tensors: its placeholders and every node's output
         self.outputs = None  # the function's result (a structure of tensors and Python values)
-        self.last_backward = None  # (so the tape viewer can draw a graph)
-        self._symbolic = set()  # keys of the graph's own tensors
-        self._stopped = {}
         self._restore = {}  # id -> (Variable, value before tracing changed it)
         self.created_variables = []  # tl.Variables made while tracing (allowed on a function's first call only)
 
     # --- recording (the graph sits on the recorder stack while the function is traced) ---------
     def _record(self, op, inputs, values, out, params, residual):
         for t in inputs:
-            if isinstance(t, SymbolicTensor) and t._key not in self._symbolic:
+            if isinstance(t, SymbolicTensor) and t._key not in self.tensors:
                 raise LeakedTensorError(
                     f"{op.name}: an input is a tensor of another traced graph, kept from an earlier trace (in a "
                     f"global or an attribute); graph '{self.name}' cannot use it. Pass values in as arguments."
                 )
         out.__class__ = SymbolicTensor  # same layout: the op's result becomes a graph tensor
-        self._symbolic.add(out._key)
+        self.tensors[out._key] = out
         self.entries.append(Entry(op, inputs, values, out, params, _state.scope))
 
     def _record_assign(self, variable, how, value, old):
         self._restore.setdefault(id(variable), (variable, old))  # tracing only rehearses: undone afterwards
         new = SymbolicTensor(variable._value)  # stands for the updated value (called after the update)
-        self._symbolic.add(new._key)
+        self.tensors[new._key] = new
         self.entries.append(Entry(_ASSIGN[how], (variable, value), (old, value._value), new, {}, _state.scope))
 
     is_traced_graph = True  # (recording.tracing_graph finds the graph being traced among the recorders by this)
@@ -241,19 +239,21 @@ class Graph(Recorder):
 
     def _expire(self):
         """Tracing is over: the graph's tensors keep their shapes and dtypes, and refuse to be used as values."""
-        for t in [*self.placeholders, *(e.output for e in self.entries)]:
+        for t in self.tensors.values():
             if type(t) is SymbolicTensor:
                 t._value = _Expired(t._value, self.name)
                 t.__class__ = LeakedTensor
+
+    # --- what a picture reads (the Recorder protocol's read side) ---------------------------
+    holds_values = False  # its tensors have values only when it runs (its constants do now)
+    stopped = ()  # (a graph has no stop_recording)
 
     @property
     def watched(self):
         return tuple(self.placeholders)
 
-    stopped, stopped_from = (), {}  # (a graph has no stop_recording)
-
     def tracks(self, tensor):
-        return tensor._key in self._symbolic
+        return tensor._key in self.tensors
 
     # --- running -----------------------------------------------------------------------------
     def run(self, feeds):
@@ -290,11 +290,11 @@ class Graph(Recorder):
 
         for e in self.entries:
             if isinstance(e.op, _StateNode):
-                result = e.op.replay(*(value_of(t) for t in e.inputs))
+                result = e.op.replay(*(value_of(t) for t in e.args))
                 if isinstance(result, Tensor):  # (what a metric's call returns: usable in the graph)
-                    env[e.output._key] = result
+                    env[e.key] = result
             else:
-                env[e.output._key] = run(e.op, tuple(value_of(t) for t in e.inputs), **e.params)
+                env[e.key] = run(e.op, tuple(value_of(t) for t in e.args), **e.params)
         return nest.pack_like(self.outputs, [value_of(t) if isinstance(t, Tensor) else t
                                              for t in nest.flatten(self.outputs)])
 
@@ -321,8 +321,8 @@ class Graph(Recorder):
         for p in self.placeholders:
             names[p._key] = node("Placeholder", [], self.input_names.get(p._key, "input"))
         for e in self.entries:
-            inputs = [name_of(t) for t in e.inputs]
-            names[e.output._key] = node(e.op.name, inputs, e.op.name)
+            inputs = [name_of(t) for t in e.args]
+            names[e.key] = node(e.op.name, inputs, e.op.name)
         for t in nest.flatten(self.outputs):
             if isinstance(t, Tensor):
                 node("Identity", [name_of(t)], "Identity")
@@ -544,7 +544,7 @@ class Function:
             else:
                 return x
             graph.placeholders.append(p)
-            graph._symbolic.add(p._key)
+            graph.tensors[p._key] = p
             return p
 
         traced_args, traced_kwargs = _map_args(placeholder, args, kwargs)
@@ -695,7 +695,7 @@ class ConcreteFunction:
         out_specs = nest.pack_like(self.graph.outputs, [TensorSpec.from_tensor(t) if isinstance(t, Tensor) else t
                                                         for t in outputs])
         lines += ["Output Type:", f"  {out_specs!r}", "Captures:"]
-        captured = {id(t): t for e in self.graph.entries for t in e.inputs if isinstance(t, Variable)}
+        captured = {id(t): t for e in self.graph.entries for t in e.args if isinstance(t, Variable)}
         lines += [f"  {v.name}: {TensorSpec.from_tensor(v)!r}" for v in captured.values()] or ["  None"]
         return "\n".join(lines)
 

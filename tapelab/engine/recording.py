@@ -1,18 +1,19 @@
 """What every op consults when it runs: the recorders active in this thread, the name scope, check-numerics.
 
 This is the engine's lowest layer (it imports no other engine module), so the flow stays one-way:
-tensor -> recording, dtypes; primitives -> dtypes; numerics -> recording, tensor; tape -> recording, tensor,
-primitives, numerics; ops -> tape. Whatever a lower module needs from a higher one is handed down when the higher
-one loads, never imported back: here ``tensor_ops`` (the primitives run on tensors, set by ``tapelab.ops``, for
-differentiating a gradient under an outer tape) and ``display`` (how a tape prints and draws, set by
-``tapelab.viz``); and, for a tensor's operators (``x + y``, ``x[k]``), ``tensor._ops`` (the ops module, set by
-``tapelab.ops``).
+tensor -> recording, dtypes; primitives -> dtypes; numerics -> recording, tensor; retention -> primitives, tensor;
+backward -> retention, numerics, recording; tape -> backward, retention, recording; ops -> tape. Whatever a
+lower module needs from a higher one is handed down when the higher one loads, never imported back: here
+``tensor_ops`` (the primitives run on tensors, set by ``tapelab.ops``, for differentiating a gradient under an
+outer tape) and ``display`` (how a tape prints and draws, set by ``tapelab.viz``); and, for a tensor's operators
+(``x + y``, ``x[k]``), ``tensor._ops`` (the ops module, set by ``tapelab.ops``).
 
 A *recorder* is an object on ``state.recorders``: a ``GradientTape``, or the graph ``tl.function`` is tracing.
 :class:`Recorder` is the protocol they implement; every op reaches them through :func:`record`.
 """
 
 import threading
+from types import MappingProxyType
 
 
 class _State(threading.local):
@@ -59,10 +60,33 @@ class Recorder:
     - ``_record_variable(variable)``: a ``tl.Variable`` was just made (a graph being traced notes it);
     - ``_record_assign(variable, how, value, old)``: a Variable changed (``how``: assign, assign_add, assign_sub);
     - ``is_traced_graph``: True for a graph under construction (``tracing_graph()`` finds it).
+
+    The read side, what a picture reads of a recording (``tapelab.viz.tapedata``, through nothing else):
+
+    - ``entries``: the ops recorded, in execution order (``tape.Entry`` records);
+    - ``watched``: the tensors gradients can flow from (a tape's watched tensors, a graph's placeholders);
+    - ``tracks(tensor)``: whether gradients can flow into ``tensor`` (watched, or computed from watched ones);
+    - ``stopped_from``: key -> keys of what it was computed from, for tensors computed inside stop_recording();
+    - ``last_backward``: the latest ``gradient()`` call's record (``backward.Backward``), or None;
+    - ``placeholders``, ``input_names`` (key -> an input's explicit name): a traced graph's inputs and their
+      parameter names; ``holds_values``: False for a traced graph, whose tensors have values only when it runs;
+    - ``tensors``: key -> tensor, for a recorder that keeps every tensor it records (a graph; a tape keeps none).
     """
 
     _paused = False
     is_traced_graph = False
+
+    entries = ()
+    watched = ()
+    stopped_from = MappingProxyType({})
+    last_backward = None
+    placeholders = ()
+    input_names = MappingProxyType({})
+    holds_values = True
+    tensors = MappingProxyType({})
+
+    def tracks(self, tensor):
+        return False
 
     def _record(self, op, inputs, values, out, params, residual):
         raise NotImplementedError(f"{type(self).__name__} must implement _record")

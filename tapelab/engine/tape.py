@@ -1,31 +1,28 @@
 """The gradient tape: records every op as a plain entry, then plays the entries back in reverse.
 
     ops (primitives table) --run()--> Entry(op, where each input came from, the arrays its rules read, ...) on each tape
-    tape.gradient(target, sources) --> reversed entries, VJP rules, gradients summed per tensor key
+    tape.gradient(target, sources) --> backward.walk: reversed entries, VJP rules, gradients summed per tensor key
 
 A tape knows tensors by their key (``tensor._key``, unique for the run) and holds none that it computed itself:
 those live as long as the learner's code holds them, and an entry keeps only the arrays its op's rules read
-(``Op.reads``), as a hand-written backward pass does. What it let go, a picture recomputes from the entries.
+(``Op.reads``), as a hand-written backward pass does (:mod:`~tapelab.engine.retention` says what is let go and how
+a picture gets it back).
 """
 
 import enum
 import warnings
-import weakref
-from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
 from tapelab.engine import nest, numerics, recording
+from tapelab.engine.backward import Backward, Contribution, Mode, Step, Walked, depending_on, walk
 from tapelab.engine.errors import InvalidArgumentError, LeakedTensorError, UnsupportedError
 from tapelab.engine.learner import spell, stacklevel
-from tapelab.engine.primitives import NUMPY, QUIET, Spec
+from tapelab.engine.primitives import Spec
 from tapelab.engine.recording import Recorder, record, switches
 from tapelab.engine.recording import state as _state
+from tapelab.engine.retention import SMALL, Released, Retention
 from tapelab.engine.tensor import Tensor, Variable, to_numpy
-
-# an array under a page is kept even where no rule reads it: letting it go saves less than its Spec costs
-SMALL = 4096  # bytes
 
 
 class Entry:
@@ -33,30 +30,29 @@ class Entry:
 
     ``args`` holds, per input, the tensor itself, or the entry that computed it on this tape. ``kept`` holds the
     input arrays as the op saw them, except the large ones of computed inputs that the op's rules never read (a
-    :class:`~tapelab.engine.primitives.Spec` instead); ``out`` is the output array, unless it is large and the rules do
-    not read it (None: the entry then remembers it weakly, for as long as the learner's code holds it). ``keys``
-    and ``key`` are the inputs' and the output's tensor keys. :attr:`inputs`, :attr:`values` and :attr:`output`
-    give the whole op back, recomputing what was let go. ``residual`` is what the op's forward saved for its rules
-    (None for most ops).
+    :class:`~tapelab.engine.primitives.Spec` instead); ``out`` is the output array, unless it is large and the rules
+    do not read it (a :class:`~tapelab.engine.retention.Released` instead). ``keys`` and ``key`` are the inputs' and
+    the output's tensor keys; ``residual`` is what the op's forward saved for its rules (None for most ops).
+    :attr:`inputs`, :attr:`values` and :attr:`output` give the whole op back, recomputing what was let go.
     """
 
-    __slots__ = ("op", "args", "keys", "kept", "key", "out", "params", "scope", "residual", "_output", "_held")
+    __slots__ = ("op", "args", "keys", "kept", "key", "out", "params", "scope", "residual")
 
     def __init__(self, op, inputs, values, output, params, scope, residual=None, args=None):
         """``args``: per input, the tensor or the entry that computed it on the recording tape (None: keep
-        everything, the output tensor too, as a traced graph does)."""
+        everything, as a traced graph does)."""
         self.op, self.params, self.scope, self.residual, self.key = op, params, scope, residual, output._key
         n = len(inputs)  # (one or two inputs, nearly every op, spelled out: recording is the hot path)
         self.keys = ((inputs[0]._key,) if n == 1 else (inputs[0]._key, inputs[1]._key) if n == 2 else
                      tuple([t._key for t in inputs]))
-        self.out, self._held = output._value, None
+        self.out = output._value
         if args is None:
-            self.args, self.kept, self._output = inputs, values, output
+            self.args, self.kept = inputs, values
             return
         self.args = args = tuple(args)
-        self._output = None
+        # what retention.py describes, applied inline (recording is the hot path): a large array no rule reads goes
         if not op.reads_out and self.out.nbytes >= SMALL:
-            self.out, self._held = None, weakref.ref(self.out)
+            self.out = Released(self.out)
         kept = values
         for i in op.unread:
             if args[i].__class__ is Entry and values[i].nbytes >= SMALL:  # computed on this tape; no rule reads it
@@ -65,39 +61,20 @@ class Entry:
                 kept[i] = Spec(values[i])
         self.kept = kept if kept is values else tuple(kept)
 
-    # the whole op back; ``memo`` (key -> tensor) shares what was recomputed among the calls of one picture
-    def inputs_from(self, memo):
-        return tuple([_output_of(a, memo) if a.__class__ is Entry else a for a in self.args])
-
-    def values_from(self, memo):
-        return tuple([_output_of(a, memo)._value if v.__class__ is Spec else v for a, v in zip(self.args, self.kept)])
-
-    def output_from(self, memo):
-        return _output_of(self, memo)
-
     @property
     def inputs(self):
         """The input tensors (one the tape computed and let go comes back recomputed, under its own key)."""
-        return self.inputs_from({})
+        return Retention().inputs(self)
 
     @property
     def values(self):
         """The input arrays, as the op saw them."""
-        return self.values_from({})
+        return Retention().values(self)
 
     @property
     def output(self):
         """The output tensor (recomputed if the tape let it go)."""
-        return _output_of(self, {})
-
-    def operands(self):
-        """``(input operands, output)`` for rules that an outer tape records: tensors under their own keys, a
-        Spec for an input array not kept, None for an output not kept."""
-        values = tuple([a if a.__class__ is not Entry else v if v.__class__ is Spec else _under_key(v, a.key)
-                        for a, v in zip(self.args, self.kept)])
-        if self._output is not None or self.out is None:
-            return values, self._output
-        return values, _under_key(self.out, self.key)
+        return Retention().output(self)
 
     @property
     def rule_params(self):
@@ -106,33 +83,7 @@ class Entry:
 
     def __repr__(self):
         shapes = ", ".join(str(tuple(v.shape)) for v in self.kept)
-        return f"<Entry {self.scope}{self.op.name}({shapes}) -> {tuple(self.output.shape)}>"
-
-
-def _under_key(value, key):
-    t = Tensor(value)
-    t._key = key  # the tensor it stands for, to every tape
-    return t
-
-
-def _output_of(entry, memo):
-    """``entry``'s output tensor, put in ``memo`` with those of the entries it needs first: the array it kept or the
-    learner's code still holds, else the op run again on its inputs (in a loop: a chain of 10,000 ops is fine)."""
-    todo = [entry]
-    while todo:
-        e = todo[-1]
-        if e.key not in memo:
-            value = e.out if e._held is None else e._held()
-            if value is None:  # let go: compute it again, from inputs computed again first if need be
-                waiting = [a for a, v in zip(e.args, e.kept) if v.__class__ is Spec and a.key not in memo]
-                if waiting:
-                    todo.extend(waiting)
-                    continue
-                value = e.op.forward(*e.values_from(memo), **e.params)
-                value = np.asarray(value[0] if e.op.saves else value)
-            memo[e.key] = e._output if e._output is not None else _under_key(value, e.key)
-        todo.pop()
-    return memo[entry.key]
+        return f"<Entry {self.scope}{self.op.name}({shapes}) -> {tuple(self.out.shape)}>"
 
 
 def run(op, inputs, **params):
@@ -175,74 +126,6 @@ def _dtype_mismatch(op, inputs):
         f"{op.name}: all inputs must have the same dtype, got {' and '.join(names)}. tapelab never converts "
         f"silently (neither does TensorFlow): convert one input first, e.g. tl.cast(x, tl.{wider})."
     )
-
-
-class Backward:
-    """What one ``gradient()`` call saw and produced (kept on the tape for display as ``last_backward``).
-
-    The walk keeps only the sources' gradients: every other one is dropped as soon as the op that produced
-    its tensor has used it, as a hand-written backward pass drops its temporaries. :attr:`grads`, which the
-    pictures read, replays the walk over the same entries and seeds the first time it is asked for.
-    """
-
-    def __init__(self, entries, targets, sources, seeds, reaches, tracked, stopped, grads, complete, unconnected=None):
-        self.entries = entries  # the tape's entries, in execution order
-        self.targets = targets  # the target tensors
-        self.sources = sources  # the source tensors, flattened
-        self.seeds = seeds  # target key -> (target, the gradient the walk started from)
-        self.reaches = reaches  # keys of the tensors that depend on a source: where the walk sends gradients
-        self.tracked = tracked  # keys of tensors the tape tracked (watched, or computed from watched ones); set-like
-        self.stopped = stopped  # key -> keys it came from, for tensors computed from tracked ones in stop_recording()
-        # the walk's gradients: all of them (``complete``: the stepper's walk, a recorded one), or only the
-        # sources' until the pictures ask for the rest
-        self._grads, self._complete = grads, complete
-        self.unconnected = unconnected  # gradient()'s unconnected_gradients (None: backward_steps, which gives none)
-
-    @property
-    def grads(self):
-        """tensor key -> gradient (numpy array) for every tensor the gradient reached."""
-        if not self._complete:
-            kept, self._complete = self._grads, True
-            self._grads = walk(self.entries, self.seeds, self.reaches)
-            self._grads.update(kept)  # the very arrays gradient() returned
-        return self._grads
-
-
-class Walked(NamedTuple):
-    """What a backward pass produced: gradients by tensor key, the keys it could reach, whether it kept them all."""
-
-    grads: dict
-    reaches: set
-    complete: bool
-
-
-class Contribution(NamedTuple):
-    """What one op's rule sent to one of its inputs during the backward pass."""
-
-    index: int  # which input of the op (0 for x, 1 for y in the rule's formulas)
-    tensor: Tensor  # the input tensor
-    formula: str  # the rule, e.g. "dx = g @ y.T"
-    value: np.ndarray  # what the rule sent: this op's part of the input's gradient
-    total: np.ndarray  # the input's gradient summed so far, this part included
-
-
-@dataclass
-class Step:
-    """One op of the backward pass: the gradient arriving at its output and what it sent to each input.
-
-    ``contributions`` holds one :class:`Contribution` per input the gradient flows into;
-    ``totals`` maps a tensor's key -> its accumulated gradient after this step.
-    """
-
-    index: int  # the entry's position on the tape
-    entry: Entry
-    upstream: np.ndarray
-    contributions: list
-    totals: dict
-
-    def total(self, tensor):
-        """``tensor``'s gradient summed so far (None if nothing has reached it yet)."""
-        return self.totals.get(tensor._key)
 
 
 class UnconnectedGradients(enum.Enum):
@@ -417,11 +300,11 @@ class GradientTape(Recorder):
         sent to each input, and every tensor's running total; the final totals equal ``gradient()``.
         Like ``gradient()``, a non-persistent tape can do this once.
         """
-        steps, memo = [], {}  # (memo: the input tensors the tape let go, computed again once)
+        steps, shown = [], Retention()  # (shown: the input tensors the tape let go, computed again once)
         index = {id(e): k for k, e in enumerate(self.entries)}
 
         def on_step(e, g, contributions, grads):
-            inputs = e.inputs_from(memo)
+            inputs = shown.inputs(e)
             steps.append(Step(index[id(e)], e, to_numpy(g),
                               [Contribution(i, inputs[i], e.op.formulas[i], to_numpy(c), to_numpy(total))
                                for i, c, total in contributions],
@@ -448,11 +331,12 @@ class GradientTape(Recorder):
         if walked.complete and grads and isinstance(next(iter(grads.values())), Tensor):  # a recorded pass
             grads = {k: to_numpy(v) for k, v in grads.items()}
         if self.persistent:  # it records on: keep copies
-            entries, reaches, tracked, stopped = (list(self.entries), set(walked.reaches), set(self._tracked),
-                                                  dict(self._stopped_from))
+            entries, reaches, tracked_keys, stopped = (list(self.entries), set(walked.reaches), set(self._tracked),
+                                                       dict(self._stopped_from))
         else:  # a one-shot tape lets go of these right after (_release), so they need no copy
-            entries, reaches, tracked, stopped = self.entries, walked.reaches, self._tracked.keys(), self._stopped_from
-        self.last_backward = Backward(entries, targets, sources, seeds, reaches, tracked, stopped, grads,
+            entries, reaches, tracked_keys, stopped = (self.entries, walked.reaches, self._tracked.keys(),
+                                                       self._stopped_from)
+        self.last_backward = Backward(entries, targets, sources, seeds, reaches, tracked_keys, stopped, grads,
                                       walked.complete, unconnected)
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
@@ -616,15 +500,15 @@ class GradientTape(Recorder):
             reaches = depending_on(self.entries, reaches)
         tapes = _state.recorders  # (usually none: gradient() is called after the `with` block)
         outer = any(t is not self and not t._paused for t in tapes) if tapes else False
-        keep = None if (outer or on_step) else {s._key for s in sources}
+        mode = Mode.of(self, {s._key for s in sources}, on_step, recorded=outer)
         # the backward pass is not part of this tape's recording
         was = self._paused, self._walking
         self._paused = self._walking = True
         try:
-            grads = walk(self.entries, seeds, reaches, outer, on_step, keep, self)
+            grads = walk(self.entries, seeds, reaches, mode)
         finally:
             self._paused, self._walking = was
-        return Walked(grads, reaches, complete=keep is None)
+        return Walked(grads, reaches, complete=mode.keep is None)
 
     def _result(self, source, grads, unconnected):
         g = grads.get(source._key)
@@ -671,75 +555,6 @@ class GradientTape(Recorder):
         if recording.display.mimebundle is None:
             return {"text/plain": repr(self)}
         return recording.display.mimebundle(self, include, exclude)
-
-
-def depending_on(entries, keys):
-    """``keys`` and the keys of every tensor computed from them on ``entries``: where a backward pass to the
-    tensors of ``keys`` sends gradients."""
-    keys = set(keys)
-    for e in entries:
-        for k in e.keys:
-            if k in keys:
-                keys.add(e.key)
-                break
-    return keys
-
-
-@QUIET  # inf/nan flow on through the backward pass silently, as in TF (numpy would warn); per call, so per thread
-def walk(entries, seeds, reaches, outer=False, on_step=None, keep=None, tape=None):
-    """Play ``entries`` backwards from ``seeds`` ({key: (tensor, gradient)}): each op's VJP rules turn the gradient
-    at its output into one part for each input in ``reaches`` (the keys that depend on a source); the parts add
-    up per tensor. Returns {key: gradient}.
-
-    ``outer``: the rules run as recorded tensor ops (another tape differentiates this pass). ``keep``: a set of
-    keys; every other tensor's gradient is let go once the op that produced the tensor has used it (the pictures
-    replay the walk when they need them). ``tape``: the tape the entries are on, for error messages and the
-    check-numerics switch (a replay for display passes none: it already ran once).
-    """
-    check = tape is not None and switches.check_numerics
-    B = recording.tensor_ops if outer else NUMPY
-    grads = {k: Tensor(g) if outer else g for k, (t, g) in seeds.items()}
-    for e in reversed(entries):
-        k = e.key  # (a tensor has one producer: after this op's rules, nothing reads its gradient again)
-        g = grads.get(k) if keep is None or k in keep else grads.pop(k, None)
-        if g is None:  # nothing reached this op's output (its inputs need no gradient either)
-            continue
-        values, out = e.operands() if outer else (e.kept, e.out)
-        vjps, params = e.op.vjps, e.rule_params
-        contributions = [] if on_step is not None else None
-        for i, key in enumerate(e.keys):
-            if key not in reaches:
-                continue
-            rule = vjps[i]
-            if rule is None:
-                raise LookupError(
-                    spell(f"{e.op.name}: no gradient is defined for input {i}, but the gradient must flow "
-                          "through it (it was computed from a watched tensor). Wrap that input in "
-                          "tl.stop_gradient() if no gradient should flow there, or give the op a rule in "
-                          "tapelab/engine/primitives.py.")
-                )
-            try:
-                c = rule(B, g, out, *values, **params)
-                if c is None:  # (a custom gradient's grad_fn may send nothing to an input)
-                    continue
-            except InvalidArgumentError as err:  # a recorded VJP op (higher order) produced NaN/Inf
-                if err.phase != "forward":
-                    raise
-                raise numerics.backward_error(tape, e, i, g, None) from err
-            if check and not np.isfinite(to_numpy(c)).all():
-                raise numerics.backward_error(tape, e, i, g, c)
-            if c.shape != values[i].shape:
-                raise AssertionError(
-                    f"{e.op.name}: the gradient rule for input {i} returned shape {tuple(c.shape)} "
-                    f"but the input has shape {tuple(values[i].shape)} (a bug in the rule)."
-                )
-            prev = grads.get(key)
-            grads[key] = c if prev is None else prev + c
-            if contributions is not None:
-                contributions.append((i, c, grads[key]))
-        if contributions:
-            on_step(e, g, contributions, grads)
-    return grads
 
 
 def _as_target(t, what):

@@ -28,5 +28,7 @@ from tapelab.keras.metrics import Metric  # noqa: F401
 from tapelab.keras.models import Model, Sequential  # noqa: F401
 from tapelab.keras.optimizers import Optimizer  # noqa: F401
 
+layers.Sequential = Sequential  # tl.layers.Sequential, as before (models imports layers, so not the other way)
+
 __all__ = ["Initializer", "Input", "Layer", "Loss", "Metric", "Model", "Optimizer", "Sequential", "activations",
            "backend", "datasets", "initializers", "layers", "losses", "metrics", "models", "optimizers", "utils"]

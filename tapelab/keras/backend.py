@@ -1,7 +1,7 @@
 """``keras.backend``: ``clear_session`` (layer names start again) and ``epsilon``."""
 
-from tapelab.keras.layers import clear_session  # noqa: F401
 from tapelab.keras.losses import EPSILON
+from tapelab.keras.naming import clear_session  # noqa: F401
 
 
 def epsilon():

@@ -13,9 +13,7 @@ and BatchNormalization to their training behaviour; a layer called inside anothe
 call's ``training`` unless it is given its own, as in Keras.
 """
 
-import collections
 import inspect
-import re
 import threading
 
 import numpy as np
@@ -28,28 +26,13 @@ from tapelab.engine.learner import spell
 from tapelab.engine.tensor import Tensor, Variable, convert_to_tensor
 from tapelab.keras import activations, initializers
 from tapelab.keras.initializers import glorot_uniform  # noqa: F401  (tl.layers.glorot_uniform, as before)
-from tapelab.module import Module, _leaves
-
-_name_counts = collections.Counter()
-
-
-def unique_name(base):
-    """``dense``, then ``dense_1``, ``dense_2`` ... as Keras names layers."""
-    n = _name_counts[base]
-    _name_counts[base] += 1
-    return base if n == 0 else f"{base}_{n}"
-
-
-def keras_name(class_name):
-    """Keras's snake case for a layer's default name: Conv2D -> conv2d, MaxPooling2D -> max_pooling2d."""
-    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", class_name)
-    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
-
-
-def clear_session():
-    """Restart layer numbering (the next Dense is ``dense`` again), like ``keras.backend.clear_session``."""
-    _name_counts.clear()
-
+from tapelab.keras.naming import (
+    clear_session,  # noqa: F401  (tl.layers.clear_session, as before)
+    each_once,
+    keras_name,
+    unique_name,
+)
+from tapelab.module import Module, leaves
 
 get_activation = activations.get
 ACTIVATIONS = activations._BY_NAME
@@ -148,7 +131,7 @@ class Layer(Module):
         found = []
         for key, value in vars(self).items():
             if not key.startswith("_"):
-                found += [leaf for leaf in _leaves(value) if isinstance(leaf, Layer) and leaf is not self
+                found += [leaf for leaf in leaves(value) if isinstance(leaf, Layer) and leaf is not self
                           and all(leaf is not f for f in found)]
         return found
 
@@ -158,24 +141,24 @@ class Layer(Module):
         for key, value in vars(self).items():
             if key.startswith("_"):
                 continue
-            for leaf in _leaves(value):
+            for leaf in leaves(value):
                 if isinstance(leaf, Variable):
                     own.append(leaf)
                 elif isinstance(leaf, Module) and not isinstance(leaf, Layer):
                     own += leaf.variables
-        return _unique(own)
+        return each_once(own)
 
     @property
     def variables(self):
-        return tuple(_unique(self._own_variables() + [v for layer in self._sublayers() for v in layer.variables]))
+        return tuple(each_once(self._own_variables() + [v for layer in self._sublayers() for v in layer.variables]))
 
     @property
     def trainable_variables(self):
         """The variables an optimizer updates: none while ``layer.trainable`` is False (a frozen layer)."""
         if not self.trainable:
             return ()
-        return tuple(_unique([v for v in self._own_variables() if v.trainable]
-                             + [v for layer in self._sublayers() for v in layer.trainable_variables]))
+        return tuple(each_once([v for v in self._own_variables() if v.trainable]
+                               + [v for layer in self._sublayers() for v in layer.trainable_variables]))
 
     @property
     def non_trainable_variables(self):
@@ -210,11 +193,6 @@ class Layer(Module):
     def count_params(self):
         """The number of scalars in all weights (0 before the layer is built)."""
         return super().count_params()
-
-
-def _unique(variables):
-    seen = set()
-    return [v for v in variables if not (id(v) in seen or seen.add(id(v)))]
 
 
 def _takes(cls, argument):
@@ -547,8 +525,6 @@ def Input(shape=None, batch_size=None, dtype=None, name=None, **kwargs):  # noqa
     """The shape of one example, as the first entry of a Sequential model: ``Sequential([Input((28, 28)), ...])``."""
     return InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, name=name, **kwargs)
 
-
-from tapelab.keras.models import Sequential  # noqa: E402, F401  (tl.layers.Sequential, as before; a Model now)
 
 __all__ = ["AveragePooling2D", "AvgPool2D", "BatchNormalization", "Conv2D", "Dense", "Dropout", "Flatten", "Input",
            "InputLayer", "Lambda", "Layer", "MaxPool2D", "MaxPooling2D", "ReLU", "Reshape", "Softmax"]

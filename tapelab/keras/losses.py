@@ -97,33 +97,43 @@ def _labels(y_true, y_pred, who):
     raw = given._value if given is not None else to_numpy(y_true)
     batch_shape = y_pred._value.shape[:-1]
     column = raw.ndim == y_pred.ndim and raw.shape[-1:] == (1,)
-    shape = raw.shape[:-1] if column else raw.shape
-    if shape != batch_shape:
-        hint = ""
-        if y_pred.ndim == 1 and raw.ndim == 1:
-            hint = (" y_pred has no batch axis: logits for a batch have shape (batch, classes); for one example "
-                    "use tl.reshape(y_pred, (1, -1)).")
-        if raw.shape == tuple(y_pred.shape):
-            hint = (" y_true looks one-hot encoded (one column per class): use integer labels instead, e.g. "
-                    "y = tl.argmax(y_onehot, axis=-1), or a categorical (not sparse) cross-entropy.")
-        raise InvalidArgumentError(
-            f"{who}: y_true has shape {tuple(raw.shape)} but y_pred has shape {tuple(y_pred.shape)}; "
-            f"expected one integer label per row of y_pred, i.e. shape {batch_shape} (or {batch_shape + (1,)})."
-            + hint
-        )
+    _check_label_shape(raw.shape[:-1] if column else raw.shape, raw, y_pred, batch_shape, who)
     if given is not None:
         labels = ops.reshape(given, batch_shape) if column else given
         return ops.cast(labels, "int64") if labels.dtype.is_floating else labels
     raw = raw.reshape(batch_shape)
     if raw.dtype.kind == "f":
-        fractional = ~np.isfinite(raw) | (raw != np.round(raw))
-        if np.any(fractional):
-            raise InvalidArgumentError(
-                f"{who}: y_true must hold integer class ids 0..{y_pred.shape[-1] - 1}, but it has the value "
-                f"{raw[fractional].flat[0]}. Pass integer labels (one class id per example)."
-            )
+        _check_whole_numbers(raw, y_pred, who)
         raw = raw.astype(np.int64)  # Keras casts float labels to int64 too
     return convert_to_tensor(raw)
+
+
+def _check_label_shape(shape, raw, y_pred, batch_shape, who):
+    """One label per row of ``y_pred`` (``shape``: the labels' without a trailing column), or say what is wrong."""
+    if shape == batch_shape:
+        return
+    hint = ""
+    if y_pred.ndim == 1 and raw.ndim == 1:
+        hint = (" y_pred has no batch axis: logits for a batch have shape (batch, classes); for one example "
+                "use tl.reshape(y_pred, (1, -1)).")
+    if raw.shape == tuple(y_pred.shape):
+        hint = (" y_true looks one-hot encoded (one column per class): use integer labels instead, e.g. "
+                "y = tl.argmax(y_onehot, axis=-1), or a categorical (not sparse) cross-entropy.")
+    raise InvalidArgumentError(
+        f"{who}: y_true has shape {tuple(raw.shape)} but y_pred has shape {tuple(y_pred.shape)}; "
+        f"expected one integer label per row of y_pred, i.e. shape {batch_shape} (or {batch_shape + (1,)})."
+        + hint
+    )
+
+
+def _check_whole_numbers(raw, y_pred, who):
+    """Float labels must be whole class ids (``2.0``, not ``2.5`` or nan)."""
+    fractional = ~np.isfinite(raw) | (raw != np.round(raw))
+    if np.any(fractional):
+        raise InvalidArgumentError(
+            f"{who}: y_true must hold integer class ids 0..{y_pred.shape[-1] - 1}, but it has the value "
+            f"{raw[fractional].flat[0]}. Pass integer labels (one class id per example)."
+        )
 
 
 def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):

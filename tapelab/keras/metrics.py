@@ -15,7 +15,7 @@ import numpy as np
 from tapelab.engine.errors import InvalidArgumentError
 from tapelab.engine.function import _python_node_or_none
 from tapelab.engine.tensor import Tensor, to_numpy
-from tapelab.module import _snake_case
+from tapelab.module import snake_case
 
 
 def accuracy(y_true, y_pred):
@@ -70,7 +70,7 @@ class Metric:
     starts again; calling the metric updates it and returns the result."""
 
     def __init__(self, name=None, dtype=None):
-        self.name = name or _snake_case(type(self).__name__)
+        self.name = name or snake_case(type(self).__name__)
         self.dtype = "float32"
         self._reset()
 

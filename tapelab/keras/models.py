@@ -26,7 +26,8 @@ from tapelab.engine.tensor import Tensor, to_numpy
 from tapelab.keras import losses as losses_module
 from tapelab.keras import metrics as metrics_module
 from tapelab.keras import optimizers as optimizers_module
-from tapelab.keras.layers import InputLayer, Layer, _unique, keras_name
+from tapelab.keras.layers import InputLayer, Layer
+from tapelab.keras.naming import each_once, keras_name
 
 
 class History:
@@ -95,7 +96,7 @@ class Model(Layer):
     @property
     def weights(self):
         """Every weight, layer by layer (each layer's trainable ones first), as Keras orders them."""
-        return _unique(self._own_variables() + [w for layer in self._sublayers() for w in layer.weights])
+        return each_once(self._own_variables() + [w for layer in self._sublayers() for w in layer.weights])
 
     @property
     def name_scope(self):
@@ -177,31 +178,13 @@ class Model(Layer):
         curve, step = (_plot(self.name) if plot else None), 0
         self.stop_training = False
         for epoch in range(initial_epoch, epochs):
-            for metric in self.metrics:
-                metric.reset_state()
             epoch_batches = batches if stream is None else itertools.islice(stream, steps_per_epoch)
-            bar = _progress(epoch_batches, steps_per_epoch, verbose, f"Epoch {epoch + 1}/{epochs}")
-            logs = {}
-            for data in bar:
-                self._step_loss = None
-                logs = self.train_step(data)
-                if bar is not epoch_batches:
-                    bar.log(**logs)
-                step += 1
-                if curve is not None:
-                    curve.update(step=step, **_step_points(self._step_loss, logs["loss"]))
-            if not logs:
-                raise ValueError(f"{self.name}.fit: there are no batches to train on (x has 0 examples, or the "
-                                 "Dataset yields nothing).")
+            title = f"Epoch {epoch + 1}/{epochs}"
+            logs, step = self._train_epoch(epoch_batches, steps_per_epoch, verbose, title, curve, step)
             if validation_data is not None:
-                val_x, val_y = _as_pair(validation_data)
-                val_logs = self.evaluate(val_x, val_y, batch_size=None if _is_dataset(val_x) else batch_size,
-                                         verbose=0, return_dict=True)
-                logs.update({f"val_{name}": value for name, value in val_logs.items()})
-                if verbose in ("auto", 1, True):
-                    print(f"validation: {_line(val_logs)}")
+                logs.update(self._validation_logs(validation_data, batch_size, verbose))
             if verbose == 2:
-                print(f"Epoch {epoch + 1}/{epochs} - {_line(logs)}")
+                print(f"{title} - {_line(logs)}")
             if curve is not None and "val_loss" in logs:
                 curve.update(step=step, draw=True, **{VAL_LOSS: logs["val_loss"]})
             history._add(epoch, logs)
@@ -212,6 +195,35 @@ class Model(Layer):
             history.loss_plot = curve
         self.history = history
         return history
+
+    def _train_epoch(self, batches, steps, verbose, title, curve, step):
+        """One pass of ``fit``: ``train_step`` on each batch, the progress bar and the loss curve kept up to date.
+        Returns the epoch's logs and the number of steps trained so far."""
+        for metric in self.metrics:
+            metric.reset_state()
+        bar = _progress(batches, steps, verbose, title)
+        logs = {}
+        for data in bar:
+            self._step_loss = None
+            logs = self.train_step(data)
+            if bar is not batches:
+                bar.log(**logs)
+            step += 1
+            if curve is not None:
+                curve.update(step=step, **_step_points(self._step_loss, logs["loss"]))
+        if not logs:
+            raise ValueError(f"{self.name}.fit: there are no batches to train on (x has 0 examples, or the "
+                             "Dataset yields nothing).")
+        return logs, step
+
+    def _validation_logs(self, validation_data, batch_size, verbose):
+        """``val_loss`` and ``val_<metric>`` on the validation data after an epoch (printed, with a progress bar)."""
+        val_x, val_y = _as_pair(validation_data)
+        val_logs = self.evaluate(val_x, val_y, batch_size=None if _is_dataset(val_x) else batch_size,
+                                 verbose=0, return_dict=True)
+        if verbose in ("auto", 1, True):
+            print(f"validation: {_line(val_logs)}")
+        return {f"val_{name}": value for name, value in val_logs.items()}
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False):
         """The mean loss (and metrics) on ``(x, y)`` or a batched Dataset, without training.
@@ -298,23 +310,21 @@ class Model(Layer):
         if not self.built or not self.variables:
             raise ValueError(spell(f"{self.name}.load_weights: the model has no weights yet. Call it once on a "
                                    "batch (model(x)) or give its first layer input_shape=..., then load."))
-        if str(path).endswith(".h5"):
-            with _h5py().File(path, "r") as f:
-                stored = {key: np.asarray(f[key]) for key in _h5_keys(f)}
-        else:
-            with np.load(path) as f:
-                stored = {key: f[key] for key in f.files}
-        stored = {key: value for key, value in stored.items() if not key.startswith("optimizer/")}  # Keras's
+        stored = _stored_weights(path)
         wanted = [(f"{group}/{i}", v) for group, variables in _weight_groups(self) for i, v in enumerate(variables)]
-        missing = [key for key, _ in wanted if key not in stored]
-        if missing or len(stored) != len(wanted):
-            raise ValueError(f"{self.name}.load_weights: the file holds weights {sorted(stored)}, the model has "
-                             f"{[key for key, _ in wanted]}; load into a model built like the one that was saved.")
+        self._check_same_weights(stored, wanted)
         for key, var in wanted:
             if stored[key].shape != tuple(var.shape):
                 raise ValueError(f"{self.name}.load_weights: {key} has shape {stored[key].shape} in the file but "
                                  f"{tuple(var.shape)} in the model")
             var.assign(stored[key])
+
+    def _check_same_weights(self, stored, wanted):
+        """The file holds exactly the model's weights (``wanted``: ``(key, variable)`` pairs), by name."""
+        missing = [key for key, _ in wanted if key not in stored]
+        if missing or len(stored) != len(wanted):
+            raise ValueError(f"{self.name}.load_weights: the file holds weights {sorted(stored)}, the model has "
+                             f"{[key for key, _ in wanted]}; load into a model built like the one that was saved.")
 
 _HEADER = ("Layer (type)", "Output Shape", "Param #")
 _NO_SCOPE = contextlib.nullcontext()
@@ -536,6 +546,17 @@ def _weight_groups(layer, path="", seen=None):
             if id(child) not in seen:
                 groups += _weight_groups(child, f"{path}{child_path}/", seen)
     return groups
+
+
+def _stored_weights(path):
+    """``{key: array}`` of a weights file (``.h5`` or ``.npz``), without Keras's ``optimizer/`` entries."""
+    if str(path).endswith(".h5"):
+        with _h5py().File(path, "r") as f:
+            stored = {key: np.asarray(f[key]) for key in _h5_keys(f)}
+    else:
+        with np.load(path) as f:
+            stored = {key: f[key] for key in f.files}
+    return {key: value for key, value in stored.items() if not key.startswith("optimizer/")}  # Keras's
 
 
 def _h5py():

@@ -41,6 +41,18 @@ class Optimizer:
         learned, so a ``ValueError`` is raised. Returns ``iterations``.
         """
         pairs = list(grads_and_vars)
+        updates, missing = self._checked_pairs(pairs)
+        self._check_some_gradient(updates, missing)
+        if tracing_graph() is not None:  # tl.function is tracing: the graph replays this whole update on every run
+            return self._record_update(pairs, updates)
+        for g, var in updates:
+            self._update(g, var)
+        self.iterations += 1
+        return self.iterations
+
+    def _checked_pairs(self, pairs):
+        """``(updates, missing)``: ``(gradient as a numpy array, variable)`` for each gradient given, and the names
+        of the variables whose gradient is None. Anything but a (gradient, Variable) pair is refused."""
         missing, updates = [], []
         for k, pair in enumerate(pairs):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
@@ -59,6 +71,10 @@ class Optimizer:
                 missing.append(var.name)
                 continue
             updates.append((self._gradient_value(g, var), var))
+        return updates, missing
+
+    def _check_some_gradient(self, updates, missing):
+        """Refuse a step where every gradient is None (nothing could be learned); warn about the None ones."""
         if not updates:
             raise ValueError(
                 spell(f"{self.name}.apply_gradients: no gradients provided for any variable (all were None): "
@@ -71,18 +87,16 @@ class Optimizer:
                 f"{self.name}.apply_gradients: gradients do not exist for variables {missing} (the gradient is "
                 "None: the loss does not depend on them); they were not updated.",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=3,  # (the caller of apply_gradients)
             )
-        if tracing_graph() is not None:  # tl.function is tracing: the graph replays this whole update on every run
-            for _, var in updates:
-                self._slots_for(var)  # the state exists from the first trace on (a later trace may not make it)
-            kept = [(g, var) for g, var in pairs if g is not None]
-            _python_node_or_none(f"{self.name}.apply_gradients", self._apply_pairs, ([g for g, _ in kept],
-                                 [var for _, var in kept]), example=np.int64(self.iterations))
-            return self.iterations
-        for g, var in updates:
-            self._update(g, var)
-        self.iterations += 1
+
+    def _record_update(self, pairs, updates):
+        """Inside ``tl.function``'s trace: the update as one node of the graph, which every run replays."""
+        for _, var in updates:
+            self._slots_for(var)  # the state exists from the first trace on (a later trace may not make it)
+        kept = [(g, var) for g, var in pairs if g is not None]
+        _python_node_or_none(f"{self.name}.apply_gradients", self._apply_pairs, ([g for g, _ in kept],
+                             [var for _, var in kept]), example=np.int64(self.iterations))
         return self.iterations
 
     def _apply_pairs(self, gradients, variables):

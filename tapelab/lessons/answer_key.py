@@ -14,7 +14,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 import tapelab as tl
-from tapelab.lessons.exercises import compare, compare_numbers, compare_shape, echo, printed
+from tapelab.lessons.judging import compare, compare_numbers, compare_shape, echo, printed
 
 
 class Question(NamedTuple):
@@ -29,7 +29,7 @@ def _word(encoded):
 
 
 def _equal(expected, tol=1e-4):
-    """A judge comparing with ``expected(lesson_objects)`` (see :func:`tapelab.lessons.exercises.compare`)."""
+    """A judge comparing with ``expected(lesson_objects)`` (see :func:`tapelab.lessons.judging.compare`)."""
     return lambda answer, lesson: compare(answer, expected(lesson), tol)
 
 

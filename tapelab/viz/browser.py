@@ -14,7 +14,7 @@ import anywidget
 import traitlets
 
 from tapelab.viz.dot import edge_count
-from tapelab.viz.render import VIZJS, check_size
+from tapelab.viz.limits import VIZJS, check_size
 
 HERE = pathlib.Path(__file__).parent
 

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from tapelab.engine.learner import spell
 from tapelab.engine.tensor import Tensor
 from tapelab.viz import fmt
+from tapelab.viz.limits import MAX_OPS
 from tapelab.viz.tapedata import tape_data
 
 DETAILS = ("names", "shapes", "values")
 COLLAPSE_OVER = 40  # collapse=None collapses name scopes when the tape has more ops than this
-MAX_OPS = 100  # default cap on drawn op nodes (collapsed scopes count as one)
 CELL_WIDTH_IN = 10.0  # a notebook cell's width, in Graphviz inches (96 px each)
 NODE_WIDTH_IN = 1.9  # a typical tensor box with its values, side by side with its neighbours
 LABEL_WIDTH = 22  # characters on a box's line before it wraps: narrow boxes make a picture that fits a cell
@@ -98,11 +98,16 @@ def to_dot(tape, target=None, sources=None, *, detail="values", highlight=(), ed
 
 def build(tape, target=None, sources=None, *, detail="values", collapse=None, expand=(), max_ops=MAX_OPS):
     """The tape's nodes and edges as a :class:`DotGraph` (options as :func:`to_dot`'s); ``.source()`` writes DOT."""
+    check_options(detail, max_ops)
+    return DotGraph(tape_data(tape, target, sources), detail, collapse, expand, max_ops)
+
+
+def check_options(detail, max_ops):
+    """Refuse a ``detail`` or ``max_ops`` that :class:`DotGraph` cannot draw."""
     if detail not in DETAILS:
         raise ValueError(f"to_dot: detail={detail!r} is not one of {', '.join(map(repr, DETAILS))}.")
     if max_ops is not None and max_ops < 1:
         raise ValueError(f"to_dot: max_ops={max_ops!r} must be at least 1 (or None to draw every op).")
-    return DotGraph(tape_data(tape, target, sources), detail, collapse, expand, max_ops)
 
 
 def quote(s):
@@ -174,51 +179,57 @@ class DotGraph:
         (``multiply(x, 0.5)``), and a constant that several drawn ops (or boxes) read gets a node beside each
         of them: a constant shared along a chain would otherwise pull the whole chain into a diagonal."""
         data = self.data
-        inside = {}  # tensor key -> box unit that hides it
-        for u in self.units:
-            if u.box_scope is not None:
-                for op in u.ops:
-                    inside[op.output] = u
-        used_outside = Counter(k for u in self.units for op in u.ops for k in op.inputs if inside.get(k) is not u)
         readers = Counter(k for u in self.units for k in {k for op in u.ops for k in op.inputs})
-        shown, copies, edges = set(), [], []
-
-        def edge(tail, head, op, tensor, arg=None):
-            edges.append(DotEdge(f"e{len(edges)}", tail, head, op, tensor, arg))
-
-        def node_for(k, u):
-            t = data.tensors[k]
-            if t.kind == "constant" and not (t.is_source or t.is_target) and readers[k] > 1:
-                copy = f"{self.tensor_nodes[k]}_{u.id}"
-                copies.append((copy, k, self._unit_scope(u)))
-                self.copies.setdefault(k, []).append(copy)
-                return copy
-            shown.add(k)
-            return self.tensor_nodes[k]
-
+        used_outside = self._used_outside_boxes()
+        shown, copies, edges = set(), [], []  # edges as (tail, head, op, tensor, arg), in drawing order
         for u in self.units:
-            made = {op.output for op in u.ops}
-            ins = {}  # tensor key -> its node beside this unit
-            for op in u.ops:
-                for i, k in enumerate(op.inputs):
-                    if data.tensors[k].literal or (u.box_scope is not None and (k in made or k in ins)):
-                        continue
-                    if k not in ins:
-                        ins[k] = node_for(k, u)
-                    edge(ins[k], u.id, op.index, k, i)
-            for op in u.ops:
-                k, t = op.output, data.tensors[op.output]
-                if u.box_scope is None or used_outside[k] or t.is_target or t.is_source or op is u.ops[-1]:
-                    shown.add(k)
-                    edge(u.id, self.tensor_nodes[k], op.index, k)
+            edges += self._input_edges(u, readers, shown, copies)
+            edges += self._output_edges(u, used_outside, shown)
         shown.update(data.targets + data.sources)  # always drawn, even when unconnected (the greyed sources)
-        if self.hidden:  # tensors made by hidden ops and used by drawn ones hang off the summary node
-            for u in self.hidden:
-                for op in u.ops:
-                    if op.output in shown:
-                        edge("more", self.tensor_nodes[op.output], op.index, op.output)
+        # tensors made by hidden ops and used by drawn ones hang off the summary node
+        edges += [("more", self.tensor_nodes[op.output], op.index, op.output, None)
+                  for u in self.hidden for op in u.ops if op.output in shown]
         nodes = [(self.tensor_nodes[k], k, self._tensor_scope(k)) for k in data.tensors if k in shown]
-        return nodes + copies, edges  # in TapeData order: deterministic
+        return nodes + copies, [DotEdge(f"e{i}", *e) for i, e in enumerate(edges)]  # in TapeData order: deterministic
+
+    def _used_outside_boxes(self):
+        """How often each tensor is read by a drawn op outside the collapsed box that hides it (if one does)."""
+        inside = {op.output: u for u in self.units if u.box_scope is not None for op in u.ops}
+        return Counter(k for u in self.units for op in u.ops for k in op.inputs if inside.get(k) is not u)
+
+    def _input_edges(self, u, readers, shown, copies):
+        """The edges into unit ``u``, one per argument (into a box, one per tensor from outside it)."""
+        made = {op.output for op in u.ops}
+        ins, edges = {}, []  # ins: tensor key -> its node beside this unit
+        for op in u.ops:
+            for i, k in enumerate(op.inputs):
+                if self.data.tensors[k].literal or (u.box_scope is not None and (k in made or k in ins)):
+                    continue
+                if k not in ins:
+                    ins[k] = self._input_node(k, u, readers, shown, copies)
+                edges.append((ins[k], u.id, op.index, k, i))
+        return edges
+
+    def _input_node(self, k, u, readers, shown, copies):
+        """The node of tensor ``k`` as ``u`` reads it: a constant that several units read gets a copy beside each."""
+        t = self.data.tensors[k]
+        if t.kind == "constant" and not (t.is_source or t.is_target) and readers[k] > 1:
+            copy = f"{self.tensor_nodes[k]}_{u.id}"
+            copies.append((copy, k, self._unit_scope(u)))
+            self.copies.setdefault(k, []).append(copy)
+            return copy
+        shown.add(k)
+        return self.tensor_nodes[k]
+
+    def _output_edges(self, u, used_outside, shown):
+        """The edges out of unit ``u`` to the tensors it makes (a box's: only those seen outside it)."""
+        edges = []
+        for op in u.ops:
+            k, t = op.output, self.data.tensors[op.output]
+            if u.box_scope is None or used_outside[k] or t.is_target or t.is_source or op is u.ops[-1]:
+                shown.add(k)
+                edges.append((u.id, self.tensor_nodes[k], op.index, k, None))
+        return edges
 
     # --- labels ---------------------------------------------------------------------------------
     def _tensor_attrs(self, t):
@@ -270,7 +281,7 @@ class DotGraph:
         ∂loss/∂z @ y.T`` (``grad x = grad z @ y.T`` before there is a target)."""
         data = self.data
         sends = data.tensors[op.output].reached  # (the backward pass sends parts to tracked inputs only)
-        wanted = [(f, k) for f, k in zip(op.formulas, op.inputs) if f and sends and data.tensors[k].tracked]
+        wanted = [(f, k) for f, k in zip(op.formulas, op.inputs) if f and sends and data.tensors[k].reachable]
         if not wanted:
             return f"{op.name}: no gradient flows back through it here"
         symbols = rule_symbols(data, op)
@@ -351,13 +362,22 @@ class DotGraph:
                edge_attrs=None):
         """The DOT text, with ``to_dot``'s highlight, edge colours and labels, direction and title; ``node_attrs``
         and ``edge_attrs`` add DOT attributes by node and edge id (the stepper's still frames use them)."""
-        data = self.data
-        if rankdir is None:
-            rankdir = self.rankdir()
-        if rankdir not in ("TB", "LR", "BT", "RL"):
-            raise ValueError(f"to_dot: rankdir={rankdir!r} should be 'TB' (top to bottom) or 'LR' (left to right).")
-        if not data.ops and title is None:  # an empty picture teaches nothing: say why it is empty
+        rankdir = self.rankdir() if rankdir is None else rankdir
+        _check_rankdir(rankdir)
+        if not self.data.ops and title is None:  # an empty picture teaches nothing: say why it is empty
             title = spell(EMPTY_TITLE)
+        hi_nodes, hi_edges = self._highlighted(highlight)
+        colors = {i: v for spec, v in _pairs(edge_colors) for i in self._edge_ids(spec)}
+        labels = {i: v for spec, v in _pairs(edge_labels) for i in self._edge_ids(spec)}
+        lines = _header(rankdir, title)
+        lines += _clusters(self._node_lines(hi_nodes, node_attrs or {}))
+        lines += self._edge_lines(hi_edges, colors, labels, edge_attrs or {})
+        lines += [f"  {quote(tail)} -> {quote(head)} {INVISIBLE};" for tail, head in self._below_target()]
+        lines.append("}")
+        return "\n".join(lines) + "\n"
+
+    def _highlighted(self, highlight):
+        """``highlight`` as the node ids and the edge ids to draw in red."""
         hi_nodes, hi_edges = set(), set()
         if isinstance(highlight, (str, int, Tensor)):  # one node (a name is not a list of letters)
             highlight = [highlight]
@@ -366,26 +386,27 @@ class DotGraph:
                 hi_edges.update(self._edge_ids(h))
             else:
                 hi_nodes.add(self.node(h))
-        colors = {i: v for spec, v in _pairs(edge_colors) for i in self._edge_ids(spec)}
-        labels = {i: v for spec, v in _pairs(edge_labels) for i in self._edge_ids(spec)}
+        return hi_nodes, hi_edges
 
-        lines = ["digraph tape {",
-                 f"  graph [rankdir={rankdir}, fontname=\"Helvetica\", fontsize=11, nodesep=0.3, ranksep=0.35"
-                 + (f", label={quote(title)}, labelloc=t" if title else "") + "];",
-                 '  node [fontname="Helvetica", fontsize=10, margin="0.12,0.05"];',
-                 '  edge [fontname="Helvetica", fontsize=10, color="#555555", arrowsize=0.7];']
-        node_attrs, edge_attrs = node_attrs or {}, edge_attrs or {}
-        placed = []  # (scope path, node line)
+    def _node_lines(self, hi_nodes, node_attrs):
+        """``(scope path, node line)`` for every drawn node: tensors, ops (or boxes), then the summary node."""
+        data = self.data
         drawn = [(node, self._tensor_attrs(data.tensors[k]), scope) for node, k, scope in self.nodes]
         drawn += [(u.id, self._op_attrs(u), self._unit_scope(u)) for u in self.units]
         if self.hidden:
             drawn.append(("more", self._more_attrs(), ""))
+        placed = []
         for node, attrs, scope in drawn:
             _mark(attrs, node in hi_nodes)
             attrs.update(node_attrs.get(node, {}))
             placed.append((scope, f"  {quote(node)} [id={quote(node)}, {_attrs(attrs)}];"))
-        lines += _clusters(placed)
+        return placed
+
+    def _edge_lines(self, hi_edges, colors, labels, edge_attrs):
+        """One DOT line per edge, with its tooltip, colour, label and highlight."""
+        data = self.data
         leaves = {node for node, k, _ in self.nodes if data.tensors[k].producer is None}
+        lines = []
         for e in self.edges:
             what = data.name(e.tensor)
             attrs = {"id": e.id, "tooltip": f"{what}, input {e.arg} of op {e.op}" if e.arg is not None
@@ -402,9 +423,7 @@ class DotGraph:
                 attrs["style"] = "dashed"
             attrs.update(edge_attrs.get(e.id, {}))
             lines.append(f"  {quote(e.tail)} -> {quote(e.head)} [{_attrs(attrs)}];")
-        lines += [f"  {quote(tail)} -> {quote(head)} {INVISIBLE};" for tail, head in self._below_target()]
-        lines.append("}")
-        return "\n".join(lines) + "\n"
+        return lines
 
     def _below_target(self):
         """Invisible edges that hang what does not reach the target (unconnected parts, tensors no op read) below
@@ -528,6 +547,20 @@ def _clusters(placed):
     for top in sorted(c for c in every if _parent(c) == ""):
         out += emit(top, 1)
     return out
+
+
+def _check_rankdir(rankdir):
+    if rankdir not in ("TB", "LR", "BT", "RL"):
+        raise ValueError(f"to_dot: rankdir={rankdir!r} should be 'TB' (top to bottom) or 'LR' (left to right).")
+
+
+def _header(rankdir, title):
+    """The DOT text's first lines: the graph's direction, spacing and title, and the nodes' and edges' fonts."""
+    return ["digraph tape {",
+            f"  graph [rankdir={rankdir}, fontname=\"Helvetica\", fontsize=11, nodesep=0.3, ranksep=0.35"
+            + (f", label={quote(title)}, labelloc=t" if title else "") + "];",
+            '  node [fontname="Helvetica", fontsize=10, margin="0.12,0.05"];',
+            '  edge [fontname="Helvetica", fontsize=10, color="#555555", arrowsize=0.7];']
 
 
 def _pairs(spec):

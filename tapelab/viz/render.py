@@ -19,27 +19,10 @@ import threading
 import weakref
 
 from tapelab.viz import worker
-from tapelab.viz.dot import MAX_OPS, edge_count, to_dot
+from tapelab.viz.dot import edge_count, to_dot
+from tapelab.viz.limits import VIZJS
 
-VIZJS = pathlib.Path(__file__).parent / "vizjs" / "viz.js"  # Graphviz in WebAssembly (scripts/fetch_vizjs.py)
 _lock = threading.Lock()  # the graphviz package keeps its executable in a module global
-# past this many nodes viz.js would keep the page blank for many seconds (measured: benchmarks/README.md)
-MAX_NODES = 10_000
-_NODE = re.compile(r'^\s*"[^"]*" \[', re.M)  # a node statement of DOT text (an edge's line has "a" -> "b")
-
-
-def check_size(source, what="draw"):
-    """Refuse DOT text with more nodes than the browser lays out in seconds, saying what to draw instead (here,
-    not in :mod:`tapelab.viz.browser`: checking needs no widget library)."""
-    nodes = len(_NODE.findall(source))
-    if nodes > MAX_NODES:
-        raise ValueError(
-            f"{what}: this picture has about {nodes:,} nodes, too many to lay out in the browser (Graphviz there "
-            f"takes many seconds past {MAX_NODES:,}). Draw fewer ops: a smaller max_ops (the default, {MAX_OPS}, "
-            f"draws only the last {MAX_OPS} ops, those nearest the target), or collapse=True (each name scope as one "
-            "box); or install Graphviz for the kernel (apt-get install graphviz, or pip install graphviz-pure). "
-            "print(tape) lists every op."
-        )
 
 
 class GraphvizNotFound(RuntimeError):

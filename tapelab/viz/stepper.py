@@ -31,28 +31,29 @@ def _ipywidgets():
     return ipywidgets
 
 
-def _picture(widgets, walk, mode):
+def _picture(widgets, through, mode):
     """The picture's widget: the anywidget ``GraphView`` (one layout, restyled in the browser), else ``FramesView``."""
-    from tapelab.viz.render import GraphvizNotFound, check_size, render_dot
+    from tapelab.viz.limits import check_size
+    from tapelab.viz.render import GraphvizNotFound, render_dot
 
     dot = ""  # the DOT for the browser to lay out, when the kernel has no Graphviz
     try:
-        svg = render_dot(walk.dot, "svg").decode("utf-8")
+        svg = render_dot(through.dot, "svg").decode("utf-8")
     except GraphvizNotFound as e:  # the browser lays it out (graphview.js), if it is not too big for it
         try:
-            check_size(walk.dot, "BackwardStepper")
-            svg, dot = _no_graph(e, walk.dot), walk.dot
+            check_size(through.dot, "BackwardStepper")
+            svg, dot = _no_graph(e, through.dot), through.dot
         except ValueError as too_big:  # (the tape is used up by now: no error, the panel and table still teach)
             svg = _no_graph(too_big)
     except Exception as e:  # a failing dot: the text still teaches
-        svg = _no_graph(e, walk.dot)
+        svg = _no_graph(e, through.dot)
     width = svg_width_px(svg) * LEGIBLE_ZOOM if not dot else 520  # a wide picture takes the whole row
     layout = widgets.Layout(flex=f"1 1 {max(360, min(width, 900)):.0f}px", min_width="300px", margin="0 16px 0 0")
     try:
         from tapelab.viz.graphview import GraphView
     except ImportError:  # no anywidget: the Python-only picture
-        return _frames_view(widgets)(walk, mode=mode, layout=layout)
-    return GraphView(svg="" if dot else svg, dot=dot, schedules={m: s._asdict() for m, s in walk.schedules.items()},
+        return _frames_view(widgets)(through, mode=mode, layout=layout)
+    return GraphView(svg="" if dot else svg, dot=dot, schedules={m: s._asdict() for m, s in through.schedules.items()},
                      mode=mode, layout=layout)
 
 
@@ -76,8 +77,8 @@ def _frames_view(widgets):
         position = traitlets.Int(0)
         mode = traitlets.Unicode("backward")
 
-        def __init__(self, walk, **kwargs):
-            self._walk, self._svgs = walk, {}
+        def __init__(self, through, **kwargs):
+            self._walkthrough, self._svgs = through, {}
             super().__init__(**kwargs)
             self._draw()
 
@@ -88,7 +89,8 @@ def _frames_view(widgets):
             key = (self.mode, self.position)
             if key not in self._svgs:
                 try:
-                    self._svgs[key] = fit_width(render_dot(frame_dot(self._walk, *key[::-1]), "svg").decode("utf-8"))
+                    dot = frame_dot(self._walkthrough, *key[::-1])
+                    self._svgs[key] = fit_width(render_dot(dot, "svg").decode("utf-8"))
                 except GraphvizNotFound as e:  # no Graphviz either: the panel still teaches
                     self._svgs[key] = _no_graph(e, note=NO_FRAMES)
                 except Exception as e:  # noqa: BLE001 - a failing dot: the panel still teaches
@@ -170,11 +172,11 @@ class BackwardStepper:
         if mode not in MODES:
             raise ValueError(f"BackwardStepper: mode={mode!r} should be 'backward' or 'forward'.")
         widgets = _ipywidgets()  # before the backward pass: a missing library must not use up the tape
-        self.walk = walkthrough(tape, target, sources, output_gradients, collapse=collapse, expand=expand,
+        self.walkthrough = walkthrough(tape, target, sources, output_gradients, collapse=collapse, expand=expand,
                                 detail=detail, max_ops=max_ops, rankdir=rankdir)
         self._views = {}  # (mode, position) -> StepView
 
-        n = self.walk.count(mode)
+        n = self.walkthrough.count(mode)
         self.mode_buttons = widgets.ToggleButtons(options=list(MODES), value=mode, description="",
                                                   tooltips=["step back through the chain rule",
                                                             "replay the recorded ops in order"])
@@ -188,7 +190,7 @@ class BackwardStepper:
         for b, name in ((self.prev_button, "prev"), (self.next_button, "next"), (self.reset_button, "reset")):
             b.layout = widgets.Layout(width="auto")
             b.add_class(f"tapelab-stepper-{name}")
-        self.graph = _picture(widgets, self.walk, mode)
+        self.graph = _picture(widgets, self.walkthrough, mode)
         self.graph.add_class("tapelab-stepper-graph")
         self.panel = widgets.HTML(layout=widgets.Layout(width="100%"))
         self.table = widgets.HTML(layout=widgets.Layout(width="100%"))
@@ -220,7 +222,7 @@ class BackwardStepper:
 
     @property
     def count(self):
-        return self.walk.count(self.mode)
+        return self.walkthrough.count(self.mode)
 
     @property
     def view(self):
@@ -231,7 +233,7 @@ class BackwardStepper:
         mode = mode or self.mode
         key = (mode, position)
         if key not in self._views:
-            self._views[key] = step_view(self.walk, position, mode)
+            self._views[key] = step_view(self.walkthrough, position, mode)
         return self._views[key]
 
     def step(self, delta):
@@ -247,7 +249,7 @@ class BackwardStepper:
         self.play.playing = False
         with self.graph.hold_sync():  # position and mode change together: never a step the new mode lacks
             self.slider.value = 0
-            self.slider.max = self.play.max = self.walk.count(mode)
+            self.slider.max = self.play.max = self.walkthrough.count(mode)
             self.graph.mode = mode
             self._show()
 
@@ -266,7 +268,7 @@ class BackwardStepper:
         from tapelab.viz.render import drawing
 
         mode = mode or self.mode
-        return drawing(frame_dot(self.walk, self.position if position is None else position, mode))
+        return drawing(frame_dot(self.walkthrough, self.position if position is None else position, mode))
 
     def text(self, position=None, mode=None):
         """One step written out as text (default: the step on screen)."""
@@ -274,7 +276,7 @@ class BackwardStepper:
         return self.view_at(self.position if position is None else position, mode).text
 
     def __str__(self):
-        return step_text(self.walk, self.mode)
+        return step_text(self.walkthrough, self.mode)
 
     def __repr__(self):
         return (f"<tapelab.viz.BackwardStepper: {self.count} {self.mode} steps, at step {self.position}; "
@@ -284,7 +286,7 @@ class BackwardStepper:
         bundle = self.widget._repr_mimebundle_()  # the live widget (its view model), for a running kernel
         bundle["text/plain"] = self._stored_text()  # nbval and plain front ends: the steps as text
         try:  # a notebook opened without running it (not trusted, no kernel), GitHub, nbviewer: the last step
-            bundle["image/png"], metadata = cell_png(frame_dot(self.walk, self.count, self.mode))
+            bundle["image/png"], metadata = cell_png(frame_dot(self.walkthrough, self.count, self.mode))
         except RuntimeError:  # no Graphviz, or a failing dot: the text is there
             return bundle
         return bundle, {"image/png": metadata}

@@ -1,8 +1,8 @@
 """A recorded tape prepared for stepping through: backward (the chain rule, op by op) or forward (a replay).
 
     walkthrough(tape, loss, [x, y])  -> Walkthrough: the steps, the names, the picture and its schedule (pure)
-    step_view(walk, k, mode)         -> StepView: what to show after k steps (pure, tested directly)
-    step_text(walk, mode)            -> every step as text
+    step_view(through, k, mode)         -> StepView: what to show after k steps (pure, tested directly)
+    step_text(through, mode)            -> every step as text
 
 The picture is laid out once, with every gradient label it will ever show; a step only changes which
 nodes and edges are current, done or pending. ``Walkthrough.schedules`` says so compactly, per edge, so the
@@ -15,8 +15,10 @@ from typing import NamedTuple
 import numpy as np
 
 from tapelab.engine.learner import spell
+from tapelab.engine.tape import GradientTape
 from tapelab.viz import fmt
-from tapelab.viz.dot import HIGHLIGHT, MAX_OPS, NodeId, build, rule_symbols
+from tapelab.viz.dot import HIGHLIGHT, MAX_OPS, DotGraph, NodeId, check_options, rule_symbols
+from tapelab.viz.tapedata import before_backward_data
 
 MODES = ("backward", "forward")
 CURRENT = HIGHLIGHT  # the op being processed and its edges (as graphview.css colours them)
@@ -62,23 +64,6 @@ class Walkthrough:
         return self.schedules[mode].count
 
 
-class _Recorded:
-    """What ``tape_data()`` reads from a tape (entries, watched, stopped_from, tracks()), frozen before the
-    backward pass consumed it. It carries no gradient record, so the picture's tensor boxes show forward
-    values only: the gradients appear on the edges, step by step, instead of all at once."""
-
-    last_backward = None
-
-    def __init__(self, entries, watched, stopped_from, tracked):
-        self.entries = entries
-        self.watched = tuple(watched)
-        self.stopped_from = stopped_from
-        self._tracked = set(tracked)  # keys
-
-    def tracks(self, tensor):
-        return tensor._key in self._tracked
-
-
 def walkthrough(tape, target, sources, output_gradients=None, *, collapse=None, expand=(), detail="values",
                 max_ops=MAX_OPS, rankdir=None):
     """Run the tape's backward pass as steps and prepare everything a stepper shows (no widget, no Graphviz).
@@ -89,13 +74,34 @@ def walkthrough(tape, target, sources, output_gradients=None, *, collapse=None, 
     >>> x = tl.Variable(3.0, name="x")
     >>> with tl.GradientTape() as tape:
     ...     y = x * x + x
-    >>> walk = walkthrough(tape, y, x)
-    >>> [walk.data.ops[s.index].name for s in walk.steps]
+    >>> through = walkthrough(tape, y, x)
+    >>> [through.data.ops[s.index].name for s in through.steps]
     ['add', 'multiply']
     """
+    _check_steppable(tape, target)
+    watched = tape.watched  # (a one-shot tape lets go of some)
+    steps = tape.backward_steps(target, sources, output_gradients)
+    bw = tape.last_backward
+    # the tape as the pass found it, with no gradients in its boxes: they appear on the edges, step by step
+    check_options(detail, max_ops)
+    graph = DotGraph(before_backward_data(tape, watched), detail, collapse, expand, max_ops)
+    backward = _backward_schedule(steps, graph)
+    labels = _edge_labels(steps, graph, backward)
+    rankdir = rankdir or graph.rankdir()
+    last_part = {}
+    for p, s in enumerate(steps, start=1):
+        for c in s.contributions:
+            last_part[c.tensor._key] = (p, c.index)
+    seeds = {k: g for k, (_, g) in bw.seeds.items()}  # as gradient() seeds: ones, or the output_gradients given
+    return Walkthrough(steps, seeds, last_part, graph.data, graph, graph.source(edge_labels=labels, rankdir=rankdir),
+                       labels, {"backward": backward, "forward": _forward_schedule(graph)}, rankdir)
+
+
+def _check_steppable(tape, target):
+    """A tape with ops left to step through, given as walkthrough() takes it (else a teaching error)."""
     if isinstance(target, Walkthrough):
         raise TypeError("walkthrough: give the tape, the target and the sources, e.g. walkthrough(tape, loss, [x, y]).")
-    if not hasattr(tape, "backward_steps"):
+    if not isinstance(tape, GradientTape):
         raise TypeError(f"walkthrough / BackwardStepper: {type(tape).__name__} is not a GradientTape. A traced graph "
                         "(tl.function) has no backward pass to step through: draw it with tl.viz.draw(graph), or "
                         "record the computation on a tl.GradientTape.")
@@ -108,21 +114,6 @@ def walkthrough(tape, target, sources, output_gradients=None, *, collapse=None, 
             "        ...\n"
             "to step through it and also call tape.gradient(), or build the stepper before gradient() "
             "(its table ends with the same gradients)."))
-    entries, watched = list(tape.entries), tape.watched  # a one-shot tape lets go of them
-    steps = tape.backward_steps(target, sources, output_gradients)
-    bw = tape.last_backward
-    graph = build(_Recorded(entries, watched, bw.stopped, bw.tracked), list(bw.targets), list(bw.sources),
-                  detail=detail, collapse=collapse, expand=expand, max_ops=max_ops)
-    backward = _backward_schedule(steps, graph)
-    labels = _edge_labels(steps, graph, backward)
-    rankdir = rankdir or graph.rankdir()
-    last_part = {}
-    for p, s in enumerate(steps, start=1):
-        for c in s.contributions:
-            last_part[c.tensor._key] = (p, c.index)
-    seeds = {k: g for k, (_, g) in bw.seeds.items()}  # as gradient() seeds: ones, or the output_gradients given
-    return Walkthrough(steps, seeds, last_part, graph.data, graph, graph.source(edge_labels=labels, rankdir=rankdir),
-                       labels, {"backward": backward, "forward": _forward_schedule(graph)}, rankdir)
 
 
 def _backward_schedule(steps, graph):
@@ -275,8 +266,8 @@ class StepView:
         return "\n".join(lines)
 
 
-def step_view(walk, position, mode="backward"):
-    """What to show after ``position`` steps of ``walk`` (a :class:`Walkthrough`), backward or forward.
+def step_view(through, position, mode="backward"):
+    """What to show after ``position`` steps of ``through`` (a :class:`Walkthrough`), backward or forward.
 
     >>> x = tl.Variable(3.0, name="x")
     >>> with tl.GradientTape() as tape:
@@ -293,7 +284,7 @@ def step_view(walk, position, mode="backward"):
     """
     if mode not in MODES:
         raise ValueError(f"step_view: mode={mode!r} should be 'backward' or 'forward'.")
-    schedule = walk.schedules[mode]
+    schedule = through.schedules[mode]
     count = schedule.count
     if isinstance(position, bool) or not isinstance(position, (int, np.integer)) or not 0 <= position <= count:
         raise ValueError(
@@ -303,7 +294,7 @@ def step_view(walk, position, mode="backward"):
     p = int(position)
     current = schedule.current[p]
     edges = {}
-    for e in walk.graph.edges:
+    for e in through.graph.edges:
         start = schedule.edge_start.get(e.id)
         if start is None or start > p:
             edges[e.id] = "pending"
@@ -312,83 +303,106 @@ def step_view(walk, position, mode="backward"):
     labels = {i for i, state in edges.items() if state != "pending"} if mode == "backward" else set()
     dimmed = {node for node, when in schedule.appears.items() if when > p}
     view = StepView(mode, p, count, None, current, dimmed, edges, labels, [], "", [])
-    return _backward_text(walk, view) if mode == "backward" else _forward_text(walk, view)
+    return _backward_text(through, view) if mode == "backward" else _forward_text(through, view)
 
 
-def _backward_text(walk, view):
-    p, data = view.position, walk.data
-    target = data.target_name
-    if p == 0:
-        seeds = [walk.seeds[k] for k in data.targets]
-        if all(np.all(g == 1) for g in seeds):
-            every = ", for every element" if any(g.size > 1 for g in seeds) else ""
-            start = (f"the target {target} with ∂{target}/∂{target} = 1{every}" if len(seeds) == 1 else
-                     f"the targets {', '.join(data.name(k) for k in data.targets)} with 1 at each{every} "
-                     f"({target} is their sum)")
-        elif len(seeds) == 1:
-            start = f"the target {target} with the output_gradients given as its gradient: {_values(seeds[0])}"
-        else:
-            start = "the targets with the output_gradients given as their gradients: " + ", ".join(
-                f"{data.name(k)} gets {_values(walk.seeds[k])}" for k in data.targets)
-        view.panel = [f"Start: the backward pass begins at {start}."]
-        if view.count:
-            view.panel.append(f"  {view.count} op{'s' if view.count != 1 else ''} to go back through, from the "
-                              "last one recorded to the first. Press Next.")
-        else:
-            view.panel.append(_nothing_to_step(walk))
+def _backward_text(through, view):
+    """The panel and the table of backward position ``view.position``: the start, or one op's chain-rule step."""
+    if view.position == 0:
+        view.panel = _start_lines(through, view.count)
     else:
-        s = walk.steps[p - 1]
-        view.op_index = s.index
-        op = data.ops[s.index]
-        scope = f"   [in {op.scope}]" if op.scope else ""
-        out = data.name(op.output)
-        view.panel = [f"Backward step {p} of {view.count} - op {s.index}: {data.call_text(s.index)}{scope}",
-                      f"  upstream gradient at {out}:  {data.grad_of(op.output)} = {_values(s.upstream)}"
-                      + _constant_note(s.upstream)]
-        symbols = rule_symbols(data, op)
-        before = dict(walk.steps[p - 2].totals) if p >= 2 else dict(walk.seeds)  # (the totals start from the seeds)
-        for c in s.contributions:
-            key = c.tensor._key
-            name, grad = data.name(key), data.grad_of(key)
-            expr = fmt.rule_rhs(c.formula, symbols)
-            if s.entry.op.broadcasts and np.shape(c.value) != data.tensors[op.output].shape:
-                expr = f"sum of {expr} over the broadcast axes"  # (the one helper, unbroadcast, did this)
-            rhs = f"{expr} = {_values(c.value)}"
-            which = f" (input {c.index})" if op.inputs.count(key) > 1 else ""
-            prev = before.get(key)
-            last = walk.last_part[key] == (p, c.index)
-            if data.tensors[key].parts == 1:  # its only part (not a target: no seed): the whole gradient
-                view.panel.append(f"  to {name}{which}:  {grad} = {rhs}")
-            else:
-                view.panel.append(f"  to {name}{which}:  {grad} += {rhs}")
-                if prev is None:
-                    total = _values(c.total)
-                elif np.asarray(c.total).size > fmt.PANEL_SMALL:
-                    total = f"earlier parts + this one = {_values(c.total)}"
-                else:
-                    total = f"{_plus(prev, c.value)} = {_values(c.total)}"
-                view.panel.append(f"      {grad}{':' if last else ' so far:'} {total}{', final' if last else ''}")
-            before[key] = c.total
-    view.table_title = f"gradients of {target} with respect to the sources:"
-    totals = walk.steps[p - 1].totals if p else walk.seeds
-    for key in data.sources:
-        info = data.tensors[key]
-        g = totals.get(key)
-        if key not in walk.last_part and key not in walk.seeds:
-            view.table.append(TableRow(info.name, "None", info.none_reason or "no gradient reaches it"))
-        elif g is None:
-            view.table.append(TableRow(info.name, "-", "not reached yet"))
-        else:
-            done = walk.last_part.get(key, (0,))[0] <= p
-            view.table.append(TableRow(info.name, _values(g), "final" if done else "partial: more to come"))
+        view.op_index = through.steps[view.position - 1].index
+        view.panel = _step_lines(through, view.position, view.count)
+    view.table_title = f"gradients of {through.data.target_name} with respect to the sources:"
+    view.table = _sources_table(through, view.position)
     return view
 
 
-def _nothing_to_step(walk):
+def _start_lines(through, count):
+    """Where the backward pass begins: the targets and their seeds, and how many ops it goes back through."""
+    data, seeds = through.data, [through.seeds[k] for k in through.data.targets]
+    target = data.target_name
+    if all(np.all(g == 1) for g in seeds):
+        every = ", for every element" if any(g.size > 1 for g in seeds) else ""
+        start = (f"the target {target} with ∂{target}/∂{target} = 1{every}" if len(seeds) == 1 else
+                 f"the targets {', '.join(data.name(k) for k in data.targets)} with 1 at each{every} "
+                 f"({target} is their sum)")
+    elif len(seeds) == 1:
+        start = f"the target {target} with the output_gradients given as its gradient: {_values(seeds[0])}"
+    else:
+        start = "the targets with the output_gradients given as their gradients: " + ", ".join(
+            f"{data.name(k)} gets {_values(through.seeds[k])}" for k in data.targets)
+    lines = [f"Start: the backward pass begins at {start}."]
+    if count:
+        lines.append(f"  {count} op{'s' if count != 1 else ''} to go back through, from the "
+                     "last one recorded to the first. Press Next.")
+    else:
+        lines.append(_nothing_to_step(through))
+    return lines
+
+
+def _step_lines(through, p, count):
+    """Backward step ``p``: the op, the gradient arriving at its output, and what it sends each input."""
+    data, s = through.data, through.steps[p - 1]
+    op = data.ops[s.index]
+    scope = f"   [in {op.scope}]" if op.scope else ""
+    lines = [f"Backward step {p} of {count} - op {s.index}: {data.call_text(s.index)}{scope}",
+             f"  upstream gradient at {data.name(op.output)}:  {data.grad_of(op.output)} = {_values(s.upstream)}"
+             + _constant_note(s.upstream)]
+    symbols = rule_symbols(data, op)
+    before = dict(through.steps[p - 2].totals) if p >= 2 else dict(through.seeds)  # (the totals start from the seeds)
+    for c in s.contributions:
+        lines += _contribution_lines(through, p, s, op, symbols, c, before.get(c.tensor._key))
+        before[c.tensor._key] = c.total
+    return lines
+
+
+def _contribution_lines(through, p, s, op, symbols, c, prev):
+    """What step ``p`` sends input ``c.index``: the rule in the code's names and its value; with several parts, the
+    sum so far (``prev``: the input's total before this part)."""
+    data, key = through.data, c.tensor._key
+    name, grad = data.name(key), data.grad_of(key)
+    expr = fmt.rule_rhs(c.formula, symbols)
+    if s.entry.op.broadcasts and np.shape(c.value) != data.tensors[op.output].shape:
+        expr = f"sum of {expr} over the broadcast axes"  # (the one helper, unbroadcast, did this)
+    rhs = f"{expr} = {_values(c.value)}"
+    which = f" (input {c.index})" if op.inputs.count(key) > 1 else ""
+    if data.tensors[key].parts == 1:  # its only part (not a target: no seed): the whole gradient
+        return [f"  to {name}{which}:  {grad} = {rhs}"]
+    last = through.last_part[key] == (p, c.index)
+    if prev is None:
+        total = _values(c.total)
+    elif np.asarray(c.total).size > fmt.PANEL_SMALL:
+        total = f"earlier parts + this one = {_values(c.total)}"
+    else:
+        total = f"{_plus(prev, c.value)} = {_values(c.total)}"
+    return [f"  to {name}{which}:  {grad} += {rhs}",
+            f"      {grad}{':' if last else ' so far:'} {total}{', final' if last else ''}"]
+
+
+def _sources_table(through, p):
+    """Each source's gradient after ``p`` steps: final, partial, not reached yet, or None (and why)."""
+    data = through.data
+    totals = through.steps[p - 1].totals if p else through.seeds
+    rows = []
+    for key in data.sources:
+        info = data.tensors[key]
+        g = totals.get(key)
+        if key not in through.last_part and key not in through.seeds:
+            rows.append(TableRow(info.name, "None", info.none_reason or "no gradient reaches it"))
+        elif g is None:
+            rows.append(TableRow(info.name, "-", "not reached yet"))
+        else:
+            done = through.last_part.get(key, (0,))[0] <= p
+            rows.append(TableRow(info.name, _values(g), "final" if done else "partial: more to come"))
+    return rows
+
+
+def _nothing_to_step(through):
     """The start's second line when no op lies between the sources and the targets."""
-    data = walk.data
+    data = through.data
     line = "  No recorded op lies between the sources and the target: there is nothing to step through"
-    own = [data.name(k) for k in data.sources if k in walk.seeds]  # sources that are targets too
+    own = [data.name(k) for k in data.sources if k in through.seeds]  # sources that are targets too
     if not own:
         return line + ", and every source's gradient is None (the table says why)."
     which = "the target" if len(data.targets) == 1 else "a target"
@@ -397,8 +411,8 @@ def _nothing_to_step(walk):
     return line + (", and every other source's is None." if len(own) < len(data.sources) else ".")
 
 
-def _forward_text(walk, view):
-    p, data = view.position, walk.data
+def _forward_text(through, view):
+    p, data = view.position, through.data
     inputs = ", ".join(t.name for t in data.named_inputs) or "none"
     if p == 0:
         view.panel = [f"Forward replay: the tape recorded {view.count} op{'s' if view.count != 1 else ''}, in this "
@@ -421,7 +435,7 @@ def _forward_text(walk, view):
     return view
 
 
-def step_text(walk, mode="backward"):
+def step_text(through, mode="backward"):
     """Every step of a :class:`Walkthrough` as text, from the start to the end.
 
     >>> x = tl.Variable(3.0, name="x")
@@ -430,16 +444,17 @@ def step_text(walk, mode="backward"):
     >>> print(step_text(walkthrough(tape, y, x)).splitlines()[5])
     Backward step 1 of 2 - op 1: y = add(%0, x)
     """
-    return "\n\n".join(step_view(walk, p, mode).text for p in range(walk.count(mode) + 1))
+    return "\n\n".join(step_view(through, p, mode).text for p in range(through.count(mode) + 1))
 
 
-def frame_dot(walk, position, mode="backward"):
+def frame_dot(through, position, mode="backward"):
     """The DOT text of one step as a still picture (the stepper's static frame): the stepper's layout, every step
     the same (each gradient label is laid out, and hidden while it is not shown), coloured for this step."""
-    view = step_view(walk, position, mode)
+    view = step_view(through, position, mode)
     done = GRADIENT if mode == "backward" else FORWARD
     colors = {i: {"current": CURRENT, "done": done}.get(state, PENDING) for i, state in view.edges.items()}
-    hidden = {i: {"fontcolor": "#ffffff00"} for i in walk.labels if i not in view.labels}  # laid out, not shown
+    hidden = {i: {"fontcolor": "#ffffff00"} for i in through.labels if i not in view.labels}  # laid out, not shown
     dimmed = {node: {"color": PENDING, "fontcolor": GREY_TEXT} for node in view.dimmed}
-    return walk.graph.source(highlight=[NodeId(n) for n in view.current], edge_colors=colors, edge_labels=walk.labels,
-                             rankdir=walk.rankdir, node_attrs=dimmed, edge_attrs=hidden)
+    return through.graph.source(highlight=[NodeId(n) for n in view.current], edge_colors=colors,
+                                edge_labels=through.labels, rankdir=through.rankdir, node_attrs=dimmed,
+                                edge_attrs=hidden)

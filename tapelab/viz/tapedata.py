@@ -20,12 +20,15 @@ and the Variables it captures show none (``value`` is ``None``); only its consta
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from tapelab.engine import nest
+from tapelab.engine.backward import depending_on, walk
 from tapelab.engine.learner import code_names
-from tapelab.engine.tape import UnconnectedGradients, depending_on, walk
+from tapelab.engine.retention import Retention
+from tapelab.engine.tape import UnconnectedGradients
 from tapelab.engine.tensor import Tensor, Variable
 from tapelab.viz import fmt
 
@@ -57,7 +60,7 @@ class TensorInfo:
     zeros_reason: str = None  # for a source gradient(..., unconnected_gradients="zero") gave zeros: why
     literal: bool = False  # a scalar constant nobody named: its name is its value, and pictures write it inline
     # how the backward pass treats it (with no target yet: how it would, from any target)
-    tracked: bool = False  # gradients flow into it: the tape tracked it (and it came from a source): the walk's reaches
+    reachable: bool = False  # the walk may send it gradients: it depends on a source (none yet: the tape tracked it)
     reached: bool = False  # some gradient of the target arrives at it (no target yet: it is tracked)
     parts: int = 0  # how many parts its gradient adds up from: one per op input reading it that a gradient
     #                 is sent to, plus one for a target (where the pass starts); more than one: ``+=``
@@ -126,22 +129,69 @@ def _as_list(x):
     return None if x is None else nest.flatten(x)
 
 
+class _Reading(NamedTuple):
+    """Which record a picture reads, and for which target and sources."""
+
+    entries: list  # the recorder's entries (or, once a one-shot tape let them go, its backward record's)
+    backward: object  # the backward record whose gradients belong to these entries and this target, or None
+    targets: list
+    sources: list
+    replay: bool  # the backward record was not taken for all these sources: the walk runs again from its seeds
+    tracked: set  # keys of the tensors the recorder tracked
+    stopped: dict  # key -> keys it was computed from, inside stop_recording()
+    watched: tuple  # the tensors it watched
+
+
 def tape_data(tape, target=None, sources=None):
-    """Read ``tape`` into :class:`TapeData`, naming tensors as the calling code does.
+    """Read ``tape`` (a :class:`~tapelab.engine.recording.Recorder`: a tape, a traced graph) into :class:`TapeData`,
+    naming tensors as the calling code does.
 
     ``target``/``sources`` default to those of the tape's last ``gradient()`` call; without one there
     are none (watched tensors are still drawn as such). A non-persistent tape that already ran
     ``gradient()`` is read from its ``last_backward`` record. Sources that call was not taken for get their
     gradients by walking back again from its seeds.
     """
+    shown = Retention(tape.tensors)  # what the tape let go, computed again once for this picture
+    return _data(tape, _reading(tape, target, sources, shown), shown)
+
+
+def before_backward_data(tape, watched):
+    """:class:`TapeData` of ``tape`` as its last backward pass found it: that pass's entries, targets and sources,
+    ``watched`` (the tensors it watched then: a one-shot tape lets go of some) and what it tracked, with none of
+    the pass's gradients (the stepper shows them step by step, on the edges)."""
+    bw = tape.last_backward
+    tracked = {t._key for t in watched} | {e.key for e in bw.entries if e.key in bw.tracked_keys}
+    read = _Reading(bw.entries, None, list(bw.targets), list(bw.sources), False, tracked, bw.stopped, tuple(watched))
+    return _data(tape, read, Retention(tape.tensors))
+
+
+def _data(tape, read, shown):
+    """The steps of a reading: the tensors and ops, the gradients, the names, each tensor's part in the pass."""
+    tensors, by_key, ops = _tensors_and_ops(tape, read, shown)
+    reaches = _reaches(read)
+    grads = {}  # key -> the gradient that reached it
+    if read.backward is not None:
+        bw = read.backward
+        grads = walk(bw.entries, bw.seeds, reaches) if read.replay else bw.replay_grads()
+    ends = {t._key for t in list(read.sources) + read.targets}  # sources and targets are named, never as a value
+    _name_tensors(tensors, by_key, tape.input_names, ends)
+    data = TapeData(tensors, ops, [t._key for t in read.targets if t._key in tensors],
+                    [s._key for s in read.sources if s._key in tensors], has_gradient=read.backward is not None)
+    _mark_the_backward_pass(data, reaches, grads)
+    _explain_missing_gradients(data, read, grads)
+    return data
+
+
+def _reading(tape, target, sources, shown):
+    """Which entries to read, whether the last backward record's gradients belong to them, the target and
+    sources (given, or that record's), and what the recorder tracked."""
     bw = tape.last_backward
     entries = tape.entries
     if not entries and bw is not None:
         entries = bw.entries
-    # gradients belong to these entries only if the backward record saw exactly them
+    # gradients belong to these entries only if the backward record saw exactly them, for the same target
     use_bw = bw is not None and len(bw.entries) == len(entries) and all(a is b for a, b in zip(bw.entries, entries))
-    targets = _as_list(target)
-    srcs = _as_list(sources)
+    targets, srcs = _as_list(target), _as_list(sources)
     if use_bw and targets is not None and {t._key for t in targets} != {t._key for t in bw.targets}:
         use_bw = False  # a different target than the gradient was taken for: no gradients to show
     if targets is None:
@@ -150,99 +200,103 @@ def tape_data(tape, target=None, sources=None):
         srcs = list(bw.sources) if use_bw else []
     # the record's gradients answer for sources it was taken for; for others the walk runs again from its seeds
     replay = use_bw and not {s._key for s in srcs} <= {s._key for s in bw.sources}
-
-    memo = {}  # key -> a tensor the tape let go, computed again once for this picture
     if bw is not None and (use_bw or not tape.entries):  # the backward record knows what was tracked then
-        tracked, stopped = bw.tracked, bw.stopped
+        tracked, stopped = bw.tracked_keys, bw.stopped
     else:
-        tracked = {t._key for t in tape.watched} | {e.key for e in entries if tape.tracks(e.output_from(memo))}
-        stopped = tape.stopped_from  # key -> keys it was computed from
-    watched_keys = {t._key for t in tape.watched} if tape.watched else set()
+        tracked = {t._key for t in tape.watched} | {e.key for e in entries if tape.tracks(shown.output(e))}
+        stopped = tape.stopped_from
+    return _Reading(entries, bw if use_bw else None, targets, srcs, replay, tracked, stopped, tape.watched)
 
+
+def _tensors_and_ops(tape, read, shown):
+    """Every tensor drawn (inputs in order of first use, then sources and watched tensors the entries never used,
+    then the ops' outputs) and every op: ``(tensors, by_key, ops)``, key -> TensorInfo and key -> the tensor."""
     produced = {}  # output key -> op index
-    for k, e in enumerate(entries):
+    for k, e in enumerate(read.entries):
         produced.setdefault(e.key, k)
-
-    is_graph = hasattr(tape, "placeholders")  # a traced graph: values exist only when it runs
-    # inputs in order of first use; then sources/watched tensors the entries never used
-    tensors, by_key = {}, {}  # key -> TensorInfo; key -> the tensor itself
-
-    def add_input(t, value):
-        if t._key in tensors or t._key in produced:
-            return
-        if isinstance(t, Variable):
-            kind = "variable"
-        elif any(t is p for p in getattr(tape, "placeholders", ())):  # a traced graph's inputs
-            kind = "placeholder"
-        elif t._key in watched_keys or t._key in tracked:
-            kind = "watched"
-        elif t._key in stopped:
-            kind = "stopped"
-        else:
-            kind = "constant"
-        shown = None if is_graph and kind != "constant" else value
-        tensors[t._key] = TensorInfo(t._key, None, kind, tuple(value.shape), value.dtype.name, shown,
-                                    trainable=bool(getattr(t, "trainable", False)))
-        by_key[t._key] = t
-
-    for e in entries:
-        for t, v in zip(e.inputs_from(memo), e.values_from(memo)):
-            add_input(t, v)
-    for t in list(srcs) + list(tape.watched) + targets:
-        if isinstance(t, Tensor):
-            add_input(t, t._value)
+    tensors, by_key = {}, {}
+    watched = {t._key for t in read.watched}
+    placeholders = {t._key for t in tape.placeholders}
+    for e in read.entries:
+        for t, v in zip(shown.inputs(e), shown.values(e)):
+            if t._key not in tensors and t._key not in produced:
+                tensors[t._key], by_key[t._key] = _input_info(tape, t, v, watched, placeholders, read), t
+    for t in list(read.sources) + list(read.watched) + read.targets:
+        if isinstance(t, Tensor) and t._key not in tensors and t._key not in produced:
+            tensors[t._key], by_key[t._key] = _input_info(tape, t, t._value, watched, placeholders, read), t
     ops = []
-    for k, e in enumerate(entries):
-        out = e.output_from(memo)
+    for k, e in enumerate(read.entries):
+        out = shown.output(e)
         if out._key not in tensors:
             v = out._value
             tensors[out._key] = TensorInfo(out._key, None, "intermediate", tuple(v.shape), v.dtype.name,
-                                          None if is_graph else v, producer=k, scope=e.scope)
+                                          v if tape.holds_values else None, producer=k, scope=e.scope)
             by_key[out._key] = out
         rule = e.op.formulas  # one string per input; none for a traced Graph's assign, argmax, ... nodes
         formulas = tuple(rule[i] if rule else None for i in range(len(e.keys)))
         ops.append(OpInfo(k, e.op.name, list(e.keys), out._key, dict(e.params), e.scope, formulas))
+    return tensors, by_key, ops
 
-    if use_bw and not replay:
-        reaches = bw.reaches
-    elif srcs:  # as the engine finds them: the tracked sources and what was computed from them
-        reaches = depending_on(entries, {s._key for s in srcs} & set(tracked))
-    else:  # no sources yet: any tracked tensor could be one
-        reaches = tracked
-    grads = {}  # key -> the gradient that reached it
-    if use_bw:
-        grads = walk(bw.entries, bw.seeds, reaches) if replay else bw.grads
 
-    ends = {t._key for t in list(srcs) + targets}  # sources and targets are named, never written as a value
-    _name_tensors(tensors, by_key, getattr(tape, "input_names", {}), ends)
+def _input_info(tape, t, value, watched, placeholders, read):
+    """An input tensor as drawn: a Variable, a traced graph's placeholder, watched, stopped or a constant."""
+    if isinstance(t, Variable):
+        kind = "variable"
+    elif t._key in placeholders:
+        kind = "placeholder"
+    elif t._key in watched or t._key in read.tracked:
+        kind = "watched"
+    elif t._key in read.stopped:
+        kind = "stopped"
+    else:
+        kind = "constant"
+    shown = value if tape.holds_values or kind == "constant" else None  # (a traced graph: values when it runs)
+    return TensorInfo(t._key, None, kind, tuple(value.shape), value.dtype.name, shown,
+                      trainable=isinstance(t, Variable) and bool(t.trainable))
 
-    data = TapeData(tensors, ops, [t._key for t in targets if t._key in tensors],
-                    [s._key for s in srcs if s._key in tensors], has_gradient=use_bw)
+
+def _reaches(read):
+    """Keys of the tensors the backward pass sends gradients to, as the engine finds them."""
+    bw = read.backward
+    if bw is not None and not read.replay:
+        return bw.reaches
+    if read.sources:  # the tracked sources and what was computed from them
+        return depending_on(read.entries, {s._key for s in read.sources} & set(read.tracked))
+    return read.tracked  # no sources yet: any tracked tensor could be one
+
+
+def _mark_the_backward_pass(data, reaches, grads):
+    """Each tensor's part in the backward pass: whether gradients may reach it, how many parts add up, its
+    gradient."""
     for key in data.targets:
-        tensors[key].is_target = True
-    parts = _parts(ops, data.targets, reaches)
-    for key, info in tensors.items():
-        info.tracked, info.parts = key in reaches, parts[key]
-        info.reached = info.parts > 0 if data.targets else info.tracked
+        data.tensors[key].is_target = True
+    parts = _parts(data.ops, data.targets, reaches)
+    for key, info in data.tensors.items():
+        info.reachable, info.parts = key in reaches, parts[key]
+        info.reached = info.parts > 0 if data.targets else info.reachable
         if key in grads:
             info.grad = grads[key]
+
+
+def _explain_missing_gradients(data, read, grads):
+    """Mark the sources, and say why a source's gradient is None (or zeros, as gradient() was asked to give)."""
+    tensors, ops, stopped, has_gradient = data.tensors, data.ops, read.stopped, data.has_gradient
     reach = _reaching(ops, data.targets)
     stopped_target = any(k in stopped for k in data.targets)
     stopped_on_path = [k for k in reach if k in stopped and k in tensors]
-    zeros = use_bw and bw.unconnected is UnconnectedGradients.ZERO
+    zeros = has_gradient and read.backward.unconnected is UnconnectedGradients.ZERO
     for key in data.sources:
         info = tensors[key]
         info.is_source = True
         # what gradient() returned (or would: the engine follows recorded ops from tracked tensors only)
-        gets_grad = info.dtype in FLOATS and (key in grads if use_bw else info.reached)
-        if not gets_grad and (use_bw or data.targets):
+        gets_grad = info.dtype in FLOATS and (key in grads if has_gradient else info.reached)
+        if not gets_grad and (has_gradient or data.targets):
             through = sorted(tensors[k].name for k in stopped_on_path if key in _came_from(k, ops, stopped))
-            reason = _none_reason(info, key, tracked, stopped, stopped_target, through)
+            reason = _none_reason(info, key, read.tracked, stopped, stopped_target, through)
             if zeros and reason != NOT_FLOAT:  # gradient() gave zeros instead of None
                 info.grad, info.zeros_reason = np.zeros(info.shape, info.dtype), reason
             else:
                 info.none_reason = reason
-    return data
 
 
 def _name_tensors(tensors, by_key, input_names, ends):

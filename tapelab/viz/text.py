@@ -41,13 +41,24 @@ def format_tape(tape, target=None, sources=None, values=True, max_ops=None):
     if not data.tensors:
         return head + " (nothing recorded yet: compute with a Variable or a watched tensor inside the tape)"
 
-    rows = []  # (indent, left, right): aligned into "left   # right"
+    rows = _input_rows(data, values) + _op_rows(data, values, max_ops)
+    return "\n".join([head, *_aligned(rows), *_gradients(data)])
+
+
+# a listing's rows are (indent, left, right), aligned into "left   # right" (a heading has no right)
+def _input_rows(data, values):
     inputs = data.named_inputs
-    if inputs:
-        rows.append((0, "inputs:", None))
-        for t in inputs:
-            rows.append((1, f"{t.name} : {fmt.kind_text(t.kind, t.trainable)}", _right(t, values)))
+    if not inputs:
+        return []
+    return [(0, "inputs:", None)] + [(1, f"{t.name} : {fmt.kind_text(t.kind, t.trainable)}", _right(t, values))
+                                     for t in inputs]
+
+
+def _op_rows(data, values, max_ops):
+    """One row per op shown (the last ``max_ops``), under a heading for each name scope."""
+    n = len(data.ops)
     shown = data.ops if max_ops is None else data.ops[-max_ops:]
+    rows = []
     if shown:
         rows.append((0, "ops:", None))
     if len(shown) < n:
@@ -59,15 +70,18 @@ def format_tape(tape, target=None, sources=None, values=True, max_ops=None):
             if scope:
                 rows.append((1, scope, None))
         rows.append((2 if scope else 1, data.call_text(op.index), _right(data.tensors[op.output], values)))
+    return rows
 
-    lines = [head]
+
+def _aligned(rows):
+    """The rows as lines, their ``# ...`` comments in one column (no further right than 48 characters)."""
     width = max((2 * ind + len(left) for ind, left, right in rows if right is not None), default=0)
     width = min(width, 48)
+    lines = []
     for ind, left, right in rows:
         text = "  " * ind + left
         lines.append(text if right is None else f"{text.ljust(width)}    # {right}")
-    lines += _gradients(data)
-    return "\n".join(lines)
+    return lines
 
 
 def _right(t, values):

@@ -103,7 +103,7 @@ def test_gradient_lets_go_of_the_intermediate_gradients_and_the_pictures_replay_
             y = tl.tanh(y) * 1.5
         loss_again = tl.reduce_sum(y)
     steps = again.backward_steps(loss_again, [x])
-    replayed = tape.last_backward.grads  # asked for by print(tape) and draw(tape): walked again
+    replayed = tape.last_backward.replay_grads()  # asked for by print(tape) and draw(tape): walked again
     shown = steps[-1].totals
     assert len(replayed) == len(shown) == 18  # loss, 16 intermediates, x
     pairs = zip(tape.last_backward.entries, again.last_backward.entries)

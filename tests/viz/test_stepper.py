@@ -315,11 +315,11 @@ def test_without_a_kernel_the_output_still_shows_a_picture_and_the_chain_rule():
     bundle, metadata = s._repr_mimebundle_()
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == s.widget.model_id
     assert metadata["image/png"]["width"] > 100  # its size on screen: Jupyter shrinks it to a narrower cell
-    assert bundle["text/plain"] == str(s) == step_text(s.walk)
+    assert bundle["text/plain"] == str(s) == step_text(s.walkthrough)
     assert base64.b64decode(bundle["image/png"])[:8] == b"\x89PNG\r\n\x1a\n"  # the last step, still
     assert "text/html" not in bundle  # (an untrusted notebook would strip its SVG down to raw text)
     assert "BackwardStepper: 2 backward steps, at step 0" in repr(s)
-    assert s.frame(1).source == frame_dot(s.walk, 1)
+    assert s.frame(1).source == frame_dot(s.walkthrough, 1)
 
 
 def test_import_tapelab_does_not_import_widget_libraries():
@@ -519,10 +519,10 @@ def test_without_anywidget_or_graphviz_the_stepper_still_steps_and_the_picture_s
 
 
 def test_a_picture_too_big_for_the_browser_does_not_stop_the_stepper(monkeypatch):
-    from tapelab.viz import render
+    from tapelab.viz import limits
 
     monkeypatch.setenv("TAPELAB_DOT", "browser")
-    monkeypatch.setattr(render, "MAX_NODES", 3)  # seed_000 draws 6 nodes
+    monkeypatch.setattr(limits, "MAX_NODES", 3)  # seed_000 draws 6 nodes
     tape, x, y, _, loss = seed_000()
     s = tl.viz.BackwardStepper(tape, loss, [x, y])
     assert tape.used and type(s.graph).__name__ == "GraphView" and s.graph.dot == ""  # nothing for the browser

@@ -382,7 +382,7 @@ def test_op_tooltips_say_plus_equals_for_every_part_and_give_no_rule_where_no_gr
     assert nodes["op_2"]["tooltip"] == "∂%3/∂%0 = ∂%3/∂%2 * v"  # no rule for v: no gradient reaches it
     assert "∂%3/∂v = None    # not watched by the tape" in str(tape)
     data = tl.viz.tape_data(tape)
-    assert [(t.name, t.tracked, t.parts) for t in data.tensors.values() if not t.literal] == [
+    assert [(t.name, t.reachable, t.parts) for t in data.tensors.values() if not t.literal] == [
         ("x", True, 2), ("v", False, 0), ("%0", True, 1), ("%1", True, 1), ("%2", True, 1), ("%3", True, 1)]
 
 

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import tapelab as tl
-from tapelab.viz import GraphvizNotFound, draw, find_dot, render
+from tapelab.viz import GraphvizNotFound, draw, find_dot, limits, render
 from tests.tapes import mlp_tape, seed_000
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -245,7 +245,7 @@ def test_a_graphviz_asked_for_by_name_draws_or_says_why_even_in_a_notebook(monke
 def test_browser_drawing_refuses_a_tape_too_big_to_lay_out_and_saves_only_what_it_has(tmp_path):
     pytest.importorskip("anywidget")
     from tapelab.viz.browser import BrowserDrawing
-    from tapelab.viz.render import MAX_NODES
+    from tapelab.viz.limits import MAX_NODES
 
     w = tl.Variable(1.0, name="w")
     with tl.GradientTape() as tape:
@@ -292,9 +292,9 @@ def test_the_too_big_message_says_which_ops_max_ops_keeps(monkeypatch):
     tape, x, y, z, loss = seed_000()
     dot = tl.viz.to_dot(tape, max_ops=1)
     assert '"op_1" [' in dot and '"op_0" [' not in dot  # the op nearest the target stays; the first one goes
-    monkeypatch.setattr(render, "MAX_NODES", 3)  # (render, not browser: checking needs no anywidget)
+    monkeypatch.setattr(limits, "MAX_NODES", 3)  # (limits, not browser: checking needs no anywidget)
     with pytest.raises(ValueError) as error:
-        render.check_size(dot)
+        limits.check_size(dot)
     message = str(error.value)
     assert message.startswith("draw: this picture has about 4 nodes, too many to lay out in the browser")
     assert "a smaller max_ops (the default, 100, draws only the last 100 ops, those nearest the target)" in message

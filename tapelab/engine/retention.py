@@ -1,0 +1,77 @@
+"""What a tape keeps of each op it records, and how a picture gets the whole op back.
+
+An entry keeps the arrays its op's gradient rules read (``Op.reads``), as a hand-written backward pass keeps just
+what it needs, and every small one. A large array no rule reads is let go: the rules see a stand-in with its shape
+and dtype (:class:`~tapelab.engine.primitives.Spec` for an input; :class:`Released` for an output, which also
+remembers the array weakly, for as long as the learner's code holds it). The tape applies this policy as it
+records (``tape.Entry``, inline: recording is the hot path); :class:`Retention` gives a picture every input and
+output back, from what was kept, from what the code still holds, or by running the op again.
+"""
+
+import weakref
+
+import numpy as np
+
+from tapelab.engine.primitives import Spec
+from tapelab.engine.tensor import Tensor
+
+# an array under a page is kept even where no rule reads it: letting it go saves less than its Spec costs
+SMALL = 4096  # bytes
+
+
+class Released(Spec):
+    """What a rule sees of an output array the tape let go (its shape and dtype); pictures find the array through
+    ``ref`` while the learner's code holds it, and recompute it otherwise."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self, array):
+        super().__init__(array)
+        self.ref = weakref.ref(array)
+
+
+def keyed(value, key):
+    """A tensor of ``value`` under ``key``: the tensor it stands for, to every tape."""
+    t = Tensor(value)
+    t._key = key
+    return t
+
+
+class Retention:
+    """One picture's view of a recording's entries: each op whole, what was let go recomputed once and shared.
+
+    ``tensors`` (key -> tensor) are the recording's own, when it keeps them all (a traced graph): those are given
+    back as they are. Everything else is computed at most once per Retention, and let go with it.
+    """
+
+    __slots__ = ("memo",)
+
+    def __init__(self, tensors=None):
+        self.memo = dict(tensors) if tensors else {}  # key -> tensor, recomputed (or kept) for this picture
+
+    def inputs(self, entry):
+        """The input tensors (one the tape computed and let go comes back recomputed, under its own key)."""
+        return tuple([a if isinstance(a, Tensor) else self.output(a) for a in entry.args])
+
+    def values(self, entry):
+        """The input arrays, as the op saw them."""
+        return tuple([self.output(a)._value if v.__class__ is Spec else v for a, v in zip(entry.args, entry.kept)])
+
+    def output(self, entry):
+        """The output tensor: the array the entry kept or the learner's code still holds, else the op run again on
+        its inputs, computed again first if need be (in a loop: a chain of 10,000 ops is fine)."""
+        memo, todo = self.memo, [entry]
+        while todo:
+            e = todo[-1]
+            if e.key not in memo:
+                value = e.out.ref() if e.out.__class__ is Released else e.out
+                if value is None:  # let go: compute it again, from its inputs
+                    waiting = [a for a, v in zip(e.args, e.kept) if v.__class__ is Spec and a.key not in memo]
+                    if waiting:
+                        todo.extend(waiting)
+                        continue
+                    value = e.op.forward(*self.values(e), **e.params)
+                    value = np.asarray(value[0] if e.op.saves else value)
+                memo[e.key] = keyed(value, e.key)
+            todo.pop()
+        return memo[entry.key]
