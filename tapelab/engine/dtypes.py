@@ -84,26 +84,9 @@ def infer_numpy_dtype(value):
     numpy arrays and numpy scalars keep their own dtype.
     """
     is_numpy = isinstance(value, (np.ndarray, np.generic))
-    try:
-        raw = value if is_numpy else np.asarray(value)
-    except OverflowError:
-        raise ValueError(f"cannot make a tensor from {value!r}: the integer is too large for int64") from None
-    except ValueError:
-        raise ValueError(
-            f"convert_to_tensor: cannot make a tensor from {value!r}: the nested lists have different lengths, but "
-            "a tensor is a rectangular grid (shape (rows, columns, ...)). Pad the short rows, or make one tensor each."
-        ) from None
-    if raw.dtype.kind == "O" and not is_numpy and isinstance(value, int):
-        raise ValueError(f"cannot make a tensor from {value!r}: the integer is too large for int64")
+    raw = value if is_numpy else _as_array(value)
+    _check_convertible(value, raw, is_numpy)
     kind = raw.dtype.kind
-    if kind in ("U", "S", "c") or (kind == "O" and any(isinstance(v, (str, bytes, complex)) for v in raw.flat)):
-        raise _unsupported_kind("c" if kind == "c" or any(isinstance(v, complex) for v in raw.flat) else "U")
-    if kind in "uf" and not is_numpy and _huge_ints(value):
-        raise ValueError(f"Can't convert Python sequence with out-of-range integer to Tensor: {value!r} holds an "
-                         "integer outside int64 (-2**63 .. 2**63 - 1). Use floats for numbers this large.")
-    if kind in "iuf" and not is_numpy and _mixes_bools(value):
-        raise ValueError(f"Can't convert Python sequence with mixed types to Tensor: {value!r} mixes True/False with "
-                         "numbers. Use one kind: [0, 1] (numbers) or [False, True] (booleans).")
     if is_numpy and raw.dtype in _BY_NUMPY:
         return raw.dtype
     if is_numpy and kind in "iuf":
@@ -128,6 +111,35 @@ def infer_numpy_dtype(value):
         f"(nested lists of them, or numpy arrays of a numeric dtype), not {raw.dtype}. Convert the data to numbers "
         "first, e.g. np.asarray(values, dtype=np.float32) or [float(s) for s in strings]."
     )
+
+
+def _as_array(value):
+    """A Python value (number, bool, nested lists) as numpy reads it, or a ValueError that says what is wrong."""
+    try:
+        raw = np.asarray(value)
+    except OverflowError:
+        raise ValueError(f"cannot make a tensor from {value!r}: the integer is too large for int64") from None
+    except ValueError:
+        raise ValueError(
+            f"convert_to_tensor: cannot make a tensor from {value!r}: the nested lists have different lengths, but "
+            "a tensor is a rectangular grid (shape (rows, columns, ...)). Pad the short rows, or make one tensor each."
+        ) from None
+    if raw.dtype.kind == "O" and isinstance(value, int):
+        raise ValueError(f"cannot make a tensor from {value!r}: the integer is too large for int64")
+    return raw
+
+
+def _check_convertible(value, raw, is_numpy):
+    """Refuse strings and complex numbers (left to TF), integers past int64, and bools mixed with numbers."""
+    kind = raw.dtype.kind
+    if kind in ("U", "S", "c") or (kind == "O" and any(isinstance(v, (str, bytes, complex)) for v in raw.flat)):
+        raise _unsupported_kind("c" if kind == "c" or any(isinstance(v, complex) for v in raw.flat) else "U")
+    if kind in "uf" and not is_numpy and _huge_ints(value):
+        raise ValueError(f"Can't convert Python sequence with out-of-range integer to Tensor: {value!r} holds an "
+                         "integer outside int64 (-2**63 .. 2**63 - 1). Use floats for numbers this large.")
+    if kind in "iuf" and not is_numpy and _mixes_bools(value):
+        raise ValueError(f"Can't convert Python sequence with mixed types to Tensor: {value!r} mixes True/False with "
+                         "numbers. Use one kind: [0, 1] (numbers) or [False, True] (booleans).")
 
 
 def _is_dtype(value):

@@ -173,10 +173,24 @@ class BackwardStepper:
             raise ValueError(f"BackwardStepper: mode={mode!r} should be 'backward' or 'forward'.")
         widgets = _ipywidgets()  # before the backward pass: a missing library must not use up the tape
         self.walkthrough = walkthrough(tape, target, sources, output_gradients, collapse=collapse, expand=expand,
-                                detail=detail, max_ops=max_ops, rankdir=rankdir)
+                                       detail=detail, max_ops=max_ops, rankdir=rankdir)
         self._views = {}  # (mode, position) -> StepView
+        self._make_controls(widgets, self.walkthrough.count(mode), mode, interval)
+        self.graph = _picture(widgets, self.walkthrough, mode)
+        self.graph.add_class("tapelab-stepper-graph")
+        self.panel = widgets.HTML(layout=widgets.Layout(width="100%"))
+        self.table = widgets.HTML(layout=widgets.Layout(width="100%"))
+        self._connect(widgets)
+        controls = widgets.HBox([self.mode_buttons, self.play, self.prev_button, self.next_button, self.slider,
+                                 self.reset_button], layout=widgets.Layout(flex_flow="row wrap", align_items="center"))
+        side = widgets.VBox([self.panel, self.table], layout=widgets.Layout(flex="1 1 360px", min_width="300px"))
+        body = widgets.HBox([self.graph, side], layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"))
+        self.widget = widgets.VBox([controls, body])
+        self.widget.add_class("tapelab-stepper")
+        self._show()
 
-        n = self.walkthrough.count(mode)
+    def _make_controls(self, widgets, n, mode, interval):
+        """The mode buttons, Play, Prev / Next / Reset and the step slider, over steps 0..n."""
         self.mode_buttons = widgets.ToggleButtons(options=list(MODES), value=mode, description="",
                                                   tooltips=["step back through the chain rule",
                                                             "replay the recorded ops in order"])
@@ -190,11 +204,10 @@ class BackwardStepper:
         for b, name in ((self.prev_button, "prev"), (self.next_button, "next"), (self.reset_button, "reset")):
             b.layout = widgets.Layout(width="auto")
             b.add_class(f"tapelab-stepper-{name}")
-        self.graph = _picture(widgets, self.walkthrough, mode)
-        self.graph.add_class("tapelab-stepper-graph")
-        self.panel = widgets.HTML(layout=widgets.Layout(width="100%"))
-        self.table = widgets.HTML(layout=widgets.Layout(width="100%"))
-        # in the browser Play and the slider drive the picture directly (no round trip); Python follows them
+
+    def _connect(self, widgets):
+        """Who drives whom: in the browser Play and the slider drive the picture directly (no round trip); Python
+        follows the slider and the buttons."""
         widgets.jslink((self.play, "value"), (self.slider, "value"))
         if "position" in self.graph.keys:  # (the anywidget's position is synced; FramesView follows from Python)
             widgets.jslink((self.slider, "value"), (self.graph, "position"))
@@ -203,13 +216,6 @@ class BackwardStepper:
         self.reset_button.on_click(lambda _: self.reset())
         self.slider.observe(lambda change: self._show(), names="value")
         self.mode_buttons.observe(lambda change: self._set_mode(change["new"]), names="value")
-        controls = widgets.HBox([self.mode_buttons, self.play, self.prev_button, self.next_button, self.slider,
-                                 self.reset_button], layout=widgets.Layout(flex_flow="row wrap", align_items="center"))
-        side = widgets.VBox([self.panel, self.table], layout=widgets.Layout(flex="1 1 360px", min_width="300px"))
-        body = widgets.HBox([self.graph, side], layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"))
-        self.widget = widgets.VBox([controls, body])
-        self.widget.add_class("tapelab-stepper")
-        self._show()
 
     # --- state: a position and a mode; everything else is derived -----------------------------------------
     @property
