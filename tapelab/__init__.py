@@ -7,7 +7,37 @@
     tape.gradient(y, x)   # 6.0
 """
 
-from tapelab import linalg, math, nn, random  # noqa: F401
+from tapelab import linalg, math, nn, random, tensor_operators  # noqa: F401  (tensor_operators: x + y, x[k], ...)
+from tapelab.array_ops import (  # noqa: F401
+    broadcast_to,
+    cast,
+    concat,
+    einsum,
+    expand_dims,
+    eye,
+    fill,
+    gather,
+    identity,
+    linspace,
+    newaxis,
+    one_hot,
+    ones,
+    ones_like,
+    pad,
+    range,
+    rank,
+    reshape,
+    shape,
+    size,
+    squeeze,
+    stack,
+    stop_gradient,
+    transpose,
+    where,
+    zeros,
+    zeros_like,
+)
+from tapelab.control_flow import cond  # noqa: F401
 from tapelab.engine import dtypes, errors, nest  # noqa: F401  (tf.dtypes, tf.errors, tf.nest)
 from tapelab.engine.dtypes import (  # noqa: F401
     DType,
@@ -29,7 +59,6 @@ from tapelab.engine.function import (  # noqa: F401
     Graph,
     TensorSpec,
     TracingError,
-    cond,
     function,
     init_scope,
 )
@@ -37,95 +66,65 @@ from tapelab.engine.gradcheck import GradientCheck, check_gradients  # noqa: F40
 from tapelab.engine.primitives import OPS  # noqa: F401
 from tapelab.engine.tape import GradientTape, UnconnectedGradients, gradients, name_scope  # noqa: F401
 from tapelab.engine.tensor import Tensor, TensorShape, Variable, constant, convert_to_tensor  # noqa: F401
-from tapelab.linalg import norm  # noqa: F401
+from tapelab.linalg import matmul, norm  # noqa: F401
 from tapelab.math import (  # noqa: F401
+    abs,
     acos,
     acosh,
+    add,
+    add_n,
+    argmax,
+    argmin,
     argsort,
     asin,
     asinh,
     atan,
     atan2,
     atanh,
+    clip_by_norm,
+    clip_by_value,
     cos,
     cosh,
     cumsum,
-    reduce_all,
-    reduce_any,
-    reduce_logsumexp,
-    reduce_min,
-    reduce_prod,
-    round,
-    sin,
-    sinh,
-    sort,
-    tan,
-)
-from tapelab.ops import (  # noqa: F401
-    abs,
-    add,
-    add_n,
-    argmax,
-    argmin,
-    broadcast_to,
-    cast,
-    clip_by_norm,
-    clip_by_value,
-    concat,
     divide,
-    einsum,
     equal,
     exp,
-    expand_dims,
-    eye,
-    fill,
     floor,
-    gather,
     greater,
     greater_equal,
-    identity,
     less,
     less_equal,
-    linspace,
     logical_and,
     logical_not,
     logical_or,
-    matmul,
     maximum,
     minimum,
     multiply,
     negative,
-    newaxis,
     not_equal,
-    one_hot,
-    ones,
-    ones_like,
-    pad,
     pow,
-    print,
-    range,
-    rank,
+    reduce_all,
+    reduce_any,
+    reduce_logsumexp,
     reduce_max,
     reduce_mean,
+    reduce_min,
+    reduce_prod,
     reduce_sum,
-    reshape,
-    shape,
+    round,
     sigmoid,
     sign,
-    size,
+    sin,
+    sinh,
+    sort,
     sqrt,
     square,
-    squeeze,
-    stack,
-    stop_gradient,
     subtract,
+    tan,
     tanh,
-    transpose,
     truediv,
-    where,
-    zeros,
-    zeros_like,
 )
+from tapelab.printing import print  # noqa: F401
 
 __version__ = "0.1.0"
 
@@ -158,5 +157,6 @@ config.threading.limit_at_import()  # numpy's BLAS on one thread unless the user
 
 # the public names: TF's (docs/tf_api.md lists them against TensorFlow 2.21) and tapelab's own teaching tools
 # (tl.function and tl.nest exist but stay out of the list, as before: tl.function has an argument TF's lacks)
-_IMPLEMENTATION = {"engine", "function", "lessons", "models", "module", "nest", "ops", "threads", "unsupported"}
+_IMPLEMENTATION = {"array_ops", "control_flow", "engine", "function", "lessons", "models", "module", "nest",
+                   "op_wrappers", "printing", "tensor_operators", "threads", "unsupported"}
 __all__ = sorted(name for name in dir() if not name.startswith("_") and name not in _IMPLEMENTATION)

@@ -1,22 +1,74 @@
 """``tl.linalg``: matrix ops, as in ``tf.linalg`` (on the last two axes; leading axes are a batch)."""
 
+import builtins
+
+from tapelab import op_wrappers
+from tapelab.array_ops import einsum, expand_dims, eye, reshape, transpose  # noqa: F401  (einsum, eye: tf.linalg's too)
+from tapelab.engine import tape
 from tapelab.engine.errors import InvalidArgumentError
 from tapelab.engine.primitives import OPS
 from tapelab.engine.tape import run
 from tapelab.engine.tensor import convert_to_tensor
-from tapelab.ops import (  # noqa: F401
-    _axes,
-    abs,
-    einsum,
-    expand_dims,
-    eye,
-    matmul,
-    matrix_transpose,
-    reduce_max,
-    reduce_sum,
-    reshape,
-    sqrt,
-)
+from tapelab.math import abs, reduce_max, reduce_sum, sqrt
+from tapelab.op_wrappers import explain_broadcast, pair
+
+
+def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
+    """The matrix product ``a @ b`` (batched over leading dimensions).
+
+    >>> tl.matmul([[2.0]], [[2.0]])
+    <tapelab.Tensor: shape=(1, 1), dtype=float32, numpy=array([[4.]], dtype=float32)>
+    """
+    a, b = pair(a, b, "matmul")
+    problem = _operands_problem(a, b)  # (each check says what is wrong; the raise stays here, in the learner's call)
+    if problem:
+        raise InvalidArgumentError(problem)
+    a_shape, b_shape = a._value.shape, b._value.shape
+    if transpose_a:
+        a = matrix_transpose(a)
+    if transpose_b:
+        b = matrix_transpose(b)
+    problem = _inner_problem(a, b, a_shape, b_shape, transpose_a, transpose_b)
+    if problem:
+        raise InvalidArgumentError(problem)
+    try:
+        return run(OPS["matmul"], (a, b))
+    except InvalidArgumentError:
+        explain_broadcast("matmul (batch dimensions)", a._value.shape[:-2], b._value.shape[:-2])
+        raise
+
+
+def _operands_problem(a, b):
+    if a.dtype != b.dtype:
+        return tape.dtype_mismatch(OPS["matmul"], (a, b))
+    if a.ndim < 2 or b.ndim < 2:
+        return (f"matmul: both inputs must be at least 2-D (matrices), got shapes {tuple(a.shape)} and "
+                f"{tuple(b.shape)}. Make a vector a matrix with tl.reshape(v, (1, -1)) (a row) or (-1, 1) (a column).")
+    return None
+
+
+def _inner_problem(a, b, a_shape, b_shape, transpose_a, transpose_b):
+    # (a and b as multiplied, after any transpose; a_shape and b_shape as given)
+    if a._value.shape[-1] == b._value.shape[-2]:
+        return None
+
+    def operand(name, shape, flipped, t):
+        return f"{name} has shape {tuple(shape)}" + (f" (transposed: {tuple(t.shape)})" if flipped else "")
+
+    return (f"matmul: inner dimensions must match, but {operand('a', a_shape, transpose_a, a)} and "
+            f"{operand('b', b_shape, transpose_b, b)}: a's last dimension {a.shape[-1]} != b's second-to-last "
+            f"{b.shape[-2]}. In a @ b each row of a meets each column of b; maybe one of them needs "
+            + ("transposing differently (transpose_a / transpose_b)." if transpose_a or transpose_b else
+               "tl.transpose()."))
+
+
+def matrix_transpose(a, name=None):
+    """Swap the last two axes."""
+    a = convert_to_tensor(a)
+    if a.ndim < 2:
+        raise InvalidArgumentError(f"matrix_transpose: needs a matrix (at least 2 axes), got shape {tuple(a.shape)}. "
+                                   "A vector has no second axis to swap with: reshape it first, e.g. (1, -1).")
+    return transpose(a, tuple(builtins.range(a.ndim - 2)) + (a.ndim - 1, a.ndim - 2))
 
 
 def _matrices(name, *xs, square=True):
@@ -94,7 +146,7 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
     x = convert_to_tensor(tensor)
     if not x.dtype.is_floating:
         raise InvalidArgumentError(f"norm: expects a float tensor, got {x.dtype.name}; use tl.cast(x, tl.float32).")
-    axes = _axes(x, axis, "norm")
+    axes = op_wrappers.axes(x, axis, "norm")
     matrix = axes is not None and len(axes) == 2
     if ord in ("euclidean", "fro", 2) and not (matrix and ord == 2):
         result = sqrt(reduce_sum(x * x, axes, keepdims=True))

@@ -1,31 +1,38 @@
-"""``tl.nn``: neural-network ops, as in ``tf.nn``: activations and losses on logits."""
+"""``tl.nn``: neural-network ops, as in ``tf.nn``: activations and losses on logits.
+
+Also convolution, pooling and dropout. The activations and functions ``tf.math`` has too (``sigmoid``, ``softmax``,
+``softplus``, ``top_k``, ...) live in ``tl.math``, which this module builds on; they are re-exported here.
+"""
 
 import numpy as np
 
+from tapelab.array_ops import cast, where, zeros_like
 from tapelab.engine import dtypes
 from tapelab.engine.errors import InvalidArgumentError
 from tapelab.engine.primitives import OPS
 from tapelab.engine.tape import run
-from tapelab.engine.tensor import Tensor
-from tapelab.math import _activation, log1p, log_sigmoid, softplus, softsign, top_k  # noqa: F401
-from tapelab.ops import (  # noqa: F401
-    cast,
-    convert_to_tensor,
+from tapelab.engine.tensor import Tensor, convert_to_tensor
+from tapelab.math import (  # noqa: F401  (tf.nn's names for them)
     exp,
+    log1p,
+    log_sigmoid,
     log_softmax,
     reduce_sum,
     sigmoid,
     softmax,
-    sparse_softmax_cross_entropy_with_logits,
+    softplus,
+    softsign,
     tanh,
-    where,
-    zeros_like,
+    top_k,
 )
+from tapelab.op_wrappers import unary
 
-relu = _activation("relu", "max(x, 0).")
-relu6 = _activation("relu6", "min(max(x, 0), 6): a relu capped at 6.")
-elu = _activation("elu", "x for x > 0, exp(x) - 1 below: a relu that bends smoothly to -1.")
-selu = _activation("selu", "1.0507 * elu-like(x) with alpha 1.6733: the scaled elu of self-normalising networks.")
+# --- activations ----------------------------------------------------------------------------------------------------
+relu = unary("relu", "max(x, 0).", argument="features")
+relu6 = unary("relu6", "min(max(x, 0), 6): a relu capped at 6.", argument="features")
+elu = unary("elu", "x for x > 0, exp(x) - 1 below: a relu that bends smoothly to -1.", argument="features")
+selu = unary("selu", "1.0507 * elu-like(x) with alpha 1.6733: the scaled elu of self-normalising networks.",
+             argument="features")
 
 
 def leaky_relu(features, alpha=0.2, name=None):
@@ -47,6 +54,41 @@ def silu(features, beta=1.0):
 
 
 swish = silu
+
+
+# --- losses on logits -----------------------------------------------------------------------------------------------
+def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None):
+    """Per-example cross-entropy of integer ``labels`` against unnormalised ``logits``.
+
+    ``logits`` has shape (batch, classes), ``labels`` shape (batch,) with values in [0, classes).
+    """
+    if labels is None or logits is None:
+        raise ValueError("sparse_softmax_cross_entropy_with_logits: pass labels= and logits= by name")
+    return checked_sparse_xent(convert_to_tensor(labels), convert_to_tensor(logits))
+
+
+def checked_sparse_xent(labels, logits):
+    """The sparse cross-entropy of ``labels`` and ``logits``, tensors already (what the public function and the
+    Keras loss, which converted them, share), checked first."""
+    _check_sparse_xent(labels, logits)
+    return run(OPS["sparse_softmax_cross_entropy_with_logits"], (labels, logits))  # (the op checks each label's range)
+
+
+def _check_sparse_xent(labels, logits):
+    name = "sparse_softmax_cross_entropy_with_logits"
+    if labels._value.dtype.kind not in "iu":
+        raise InvalidArgumentError(
+            f"{name}: labels must be integer class ids, got {labels.dtype.name}. Use tl.cast(labels, tl.int32); "
+            "for one-hot or probability labels use softmax_cross_entropy_with_logits."
+        )
+    if logits.ndim < 1 or labels._value.shape != logits._value.shape[:-1]:
+        raise InvalidArgumentError(
+            f"{name}: logits should have shape labels.shape + (classes,), got labels {tuple(labels.shape)} and "
+            f"logits {tuple(logits.shape)}. Typically labels is (batch,) and logits (batch, classes)."
+        )
+    classes = logits._value.shape[-1]
+    if classes == 0 and labels._value.size:
+        raise InvalidArgumentError(f"{name}: logits of shape {tuple(logits.shape)} have 0 classes (last axis).")
 
 
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
@@ -77,7 +119,6 @@ def l2_loss(t, name=None):
     """sum(t ** 2) / 2: half the squared L2 norm (a weight-decay term)."""
     t = convert_to_tensor(t)
     return reduce_sum(t * t) / 2
-
 
 
 # --- convolution, pooling, dropout (images are NHWC: batch, height, width, channels) ------------------------------

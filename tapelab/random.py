@@ -5,7 +5,7 @@ import numpy as np
 from tapelab.engine import dtypes
 from tapelab.engine.learner import spell
 from tapelab.engine.tensor import Tensor
-from tapelab.ops import _shape
+from tapelab.op_wrappers import shape_tuple
 
 _generator = np.random.default_rng()
 _seeded = {}  # op-level seed -> its generator
@@ -35,7 +35,7 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=No
     TensorShape([1000])
     """
     np_dtype = _float("normal", dtype)
-    return Tensor(generator(seed).normal(mean, stddev, _shape(shape)).astype(np_dtype))
+    return Tensor(generator(seed).normal(mean, stddev, shape_tuple(shape)).astype(np_dtype))
 
 
 def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
@@ -48,9 +48,9 @@ def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=
         if not minval < maxval:
             raise ValueError(f"uniform: needs minval < maxval (integers are drawn from [minval, maxval)), got "
                              f"minval={minval} and maxval={maxval}.")
-        return Tensor(generator(seed).integers(minval, maxval, _shape(shape)).astype(dt.as_numpy_dtype))
+        return Tensor(generator(seed).integers(minval, maxval, shape_tuple(shape)).astype(dt.as_numpy_dtype))
     np_dtype = _float("uniform", dtype)
-    return Tensor(generator(seed).uniform(minval, 1 if maxval is None else maxval, _shape(shape)).astype(np_dtype))
+    return Tensor(generator(seed).uniform(minval, 1 if maxval is None else maxval, shape_tuple(shape)).astype(np_dtype))
 
 
 def _float(name, dtype):

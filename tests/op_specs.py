@@ -24,7 +24,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 import tapelab as tl
-from tapelab.engine import recording
+from tapelab.engine.tape import TENSORS
 
 rng = np.random.default_rng(0)  # gradient-check inputs
 MARGIN = 0.05  # distance random programs keep from a kink: far more than finite differences (eps 1e-6) move a value
@@ -36,7 +36,7 @@ BINARY_SHAPES = [((), ()), ((4,), (4,)), ((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 
 def primitive(name):
     """Primitive ``name`` of the table run on tensors, for the ops no public function calls (the rules' own)."""
     def call(*inputs, **params):
-        return getattr(recording.tensor_ops, name)(*inputs, **params)  # (the runner the gradient rules use)
+        return getattr(TENSORS, name)(*inputs, **params)  # (the runner the gradient rules use)
 
     call.__name__ = name
     return call

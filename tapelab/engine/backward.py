@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from tapelab.engine import numerics, recording
+from tapelab.engine import numerics
 from tapelab.engine.errors import InvalidArgumentError
 from tapelab.engine.learner import spell
 from tapelab.engine.primitives import NUMPY, QUIET, Spec
@@ -34,10 +34,11 @@ class Mode(NamedTuple):
     tape: object = None  # the tape walked, for error messages and check-numerics (None: a replay, which ran once)
 
     @classmethod
-    def of(cls, tape, keep, on_step=None, recorded=False):
-        """The pass a tape runs: recorded (an outer tape is recording) and stepped (on_step) keep every gradient."""
-        if recorded:
-            return cls(recording.tensor_ops, None, on_step, tape)
+    def of(cls, tape, keep, on_step=None, backend=NUMPY):
+        """The pass a tape runs: recorded (``backend`` the tensor one, tape.TENSORS: an outer tape is recording) and
+        stepped (on_step) keep every gradient."""
+        if backend is not NUMPY:
+            return cls(backend, None, on_step, tape)
         return cls(NUMPY, None if on_step else keep, on_step, tape)
 
 
@@ -112,7 +113,7 @@ def _no_rule(e, i):
         spell(f"{e.op.name}: no gradient is defined for input {i}, but the gradient must flow "
               "through it (it was computed from a watched tensor). Wrap that input in "
               "tl.stop_gradient() if no gradient should flow there, or give the op a rule in "
-              "tapelab/engine/primitives.py.")
+              "tapelab/engine/primitives/table.py.")
     )
 
 

@@ -1,12 +1,11 @@
 """What every op consults when it runs: the recorders active in this thread, the name scope, check-numerics.
 
 This is the engine's lowest layer (it imports no other engine module), so the flow stays one-way:
-tensor -> recording, dtypes; primitives -> dtypes; numerics -> recording, tensor; retention -> primitives, tensor;
-backward -> retention, numerics, recording; tape -> backward, retention, recording; ops -> tape. Whatever a
-lower module needs from a higher one is handed down when the higher one loads, never imported back: here
-``tensor_ops`` (the primitives run on tensors, set by ``tapelab.ops``, for differentiating a gradient under an
-outer tape) and ``display`` (how a tape prints and draws, set by ``tapelab.viz``); and, for a tensor's operators
-(``x + y``, ``x[k]``), ``tensor._ops`` (the ops module, set by ``tapelab.ops``).
+tensor -> recording, dtypes; primitives -> dtypes, tensor; numerics -> recording, tensor; retention -> primitives,
+tensor; backward -> retention, numerics, recording; tape -> backward, retention, recording; the ops -> tape.
+Whatever a lower module needs from a higher one is handed down when the higher one loads, never imported back:
+here ``display`` (how a tape prints and draws, set by ``tapelab.viz``); and, for a tensor's operators
+(``x + y``, ``x[k]``), ``tensor._ops`` (the ops they call, set by ``tapelab.tensor_operators``).
 
 A *recorder* is an object on ``state.recorders``: a ``GradientTape``, or the graph ``tl.function`` is tracing.
 :class:`Recorder` is the protocol they implement; every op reaches them through :func:`record`.
@@ -46,7 +45,6 @@ class _Display:
 
 
 display = _Display()
-tensor_ops = None  # tapelab.ops.BACKEND once ops has loaded: the table's primitives, run on tensors (recorded)
 
 
 class Recorder:

@@ -18,7 +18,7 @@ from tapelab.engine import nest, numerics, recording
 from tapelab.engine.backward import Backward, Contribution, Mode, Step, Walked, depending_on, walk
 from tapelab.engine.errors import InvalidArgumentError, LeakedTensorError, UnsupportedError
 from tapelab.engine.learner import spell, stacklevel
-from tapelab.engine.primitives import Spec
+from tapelab.engine.primitives import NUMPY, Spec, on_tensors
 from tapelab.engine.recording import Recorder, record, switches
 from tapelab.engine.recording import state as _state
 from tapelab.engine.retention import SMALL, Released, Retention
@@ -96,7 +96,7 @@ def run(op, inputs, **params):
         first = values[0].dtype
         for v in values:
             if v.dtype is not first and v.dtype != first:  # (`is` first: inputs usually share one dtype object)
-                raise InvalidArgumentError(_dtype_mismatch(op, inputs))
+                raise InvalidArgumentError(dtype_mismatch(op, inputs))
     if op.float_only and values[0].dtype.kind != "f":
         raise InvalidArgumentError(
             f"{op.name}: expects a float tensor, got {values[0].dtype}. Cast it first, "
@@ -119,13 +119,19 @@ def run(op, inputs, **params):
     return out
 
 
-def _dtype_mismatch(op, inputs):
+def dtype_mismatch(op, inputs):
+    """The message for inputs of different dtypes to an op that needs one (run() and matmul raise it)."""
     names = [t.dtype.name for t in inputs]
     wider = next((n for n in ("float64", "float32", "float16") if n in names), names[0])
     return (
         f"{op.name}: all inputs must have the same dtype, got {' and '.join(names)}. tapelab never converts "
         f"silently (neither does TensorFlow): convert one input first, e.g. tl.cast(x, tl.{wider})."
     )
+
+
+# the table's primitives run on tensors through run(), so a tape records them: what the VJP rules compute with when
+# an outer tape differentiates the backward pass (NUMPY's twin), and what jacobians stack their rows with
+TENSORS = on_tensors(run)
 
 
 class UnconnectedGradients(enum.Enum):
@@ -361,7 +367,7 @@ class GradientTape(Recorder):
             if any(c is None for c in column):
                 result.append(None)
             elif column:  # the rows stacked (recorded, so an outer tape can differentiate the jacobian)
-                B = recording.tensor_ops
+                B = TENSORS
                 one = (1,) + tuple(s.shape)
                 result.append(B.reshape(B.concat(*[B.reshape(c, shape=one) for c in column], axis=0),
                                         shape=shape + tuple(s.shape)))
@@ -400,7 +406,7 @@ class GradientTape(Recorder):
         shape = tuple(target.shape) + tuple(source.shape[1:])
         if not rows:
             return Tensor(np.zeros(shape, source._value.dtype))
-        B = recording.tensor_ops  # (recorded, so an outer tape can differentiate the result)
+        B = TENSORS  # (recorded, so an outer tape can differentiate the result)
         column = (batch, 1) + tuple(source.shape[1:])
         return B.reshape(B.concat(*[B.reshape(r, shape=column) for r in rows], axis=1), shape=shape)
 
@@ -500,7 +506,7 @@ class GradientTape(Recorder):
             reaches = depending_on(self.entries, reaches)
         tapes = _state.recorders  # (usually none: gradient() is called after the `with` block)
         outer = any(t is not self and not t._paused for t in tapes) if tapes else False
-        mode = Mode.of(self, {s._key for s in sources}, on_step, recorded=outer)
+        mode = Mode.of(self, {s._key for s in sources}, on_step, backend=TENSORS if outer else NUMPY)
         # the backward pass is not part of this tape's recording
         was = self._paused, self._walking
         self._paused = self._walking = True

@@ -480,4 +480,4 @@ def constant(value, dtype=None, shape=None, name=None):
     return Tensor(array)
 
 
-_ops = None  # tapelab.ops puts itself here when it loads: a tensor's operators are ops, and ops build on Tensor
+_ops = None  # tapelab.tensor_operators puts the ops here: a tensor's operators are ops, and ops build on Tensor

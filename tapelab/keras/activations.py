@@ -3,7 +3,8 @@
 Each is a tapelab op (or a few), so the tape records it under the layer that used it.
 """
 
-from tapelab import nn, ops
+from tapelab import array_ops, nn
+from tapelab import math as tmath
 from tapelab.engine.learner import spell
 
 
@@ -18,7 +19,7 @@ def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
         raise NotImplementedError(spell(f"relu: threshold other than 0 is not supported (got {threshold!r}); for "
                                         f"a thresholded relu use tl.where(x > {threshold!r}, x, 0.)"))
     y = nn.leaky_relu(x, alpha=negative_slope) if negative_slope else nn.relu(x)
-    return y if max_value is None else ops.minimum(y, ops.cast(max_value, y.dtype))  # (as Keras: in x's dtype)
+    return y if max_value is None else tmath.minimum(y, array_ops.cast(max_value, y.dtype))  # (as Keras: in x's dtype)
 
 
 def leaky_relu(x, negative_slope=0.2):
@@ -30,7 +31,7 @@ def elu(x, alpha=1.0):
     """x for x > 0, ``alpha * (exp(x) - 1)`` otherwise."""
     # (alpha * elu(x), not alpha * (exp(x) - 1): exp of a large x would be inf in the branch where() drops, and
     # its gradient 0 * inf = NaN)
-    return nn.elu(x) if alpha == 1.0 else ops.where(x > 0, x, alpha * nn.elu(x))
+    return nn.elu(x) if alpha == 1.0 else array_ops.where(x > 0, x, alpha * nn.elu(x))
 
 
 def gelu(x, approximate=False):
@@ -40,27 +41,27 @@ def gelu(x, approximate=False):
 
 def softmax(x, axis=-1):
     """exp(x) / sum(exp(x)) along ``axis``: scores to probabilities."""
-    return ops.softmax(x, axis=axis)
+    return tmath.softmax(x, axis=axis)
 
 
 def log_softmax(x, axis=-1):
     """log(softmax(x)), computed stably."""
-    return ops.log_softmax(x, axis=axis)
+    return tmath.log_softmax(x, axis=axis)
 
 
 def sigmoid(x):
     """1 / (1 + exp(-x))."""
-    return ops.sigmoid(x)
+    return tmath.sigmoid(x)
 
 
 def tanh(x):
     """The hyperbolic tangent."""
-    return ops.tanh(x)
+    return tmath.tanh(x)
 
 
 def exponential(x):
     """exp(x)."""
-    return ops.exp(x)
+    return tmath.exp(x)
 
 
 def selu(x):

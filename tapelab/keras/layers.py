@@ -18,8 +18,8 @@ import threading
 
 import numpy as np
 
+from tapelab import array_ops, linalg, nn
 from tapelab import math as tmath
-from tapelab import nn, ops
 from tapelab.engine import dtypes
 from tapelab.engine.errors import InvalidArgumentError
 from tapelab.engine.learner import spell
@@ -251,9 +251,9 @@ class Dense(Layer):
                 f"{tuple(self.kernel.shape)}) but got inputs of shape {tuple(inputs.shape)}. A layer's input size "
                 "is fixed by its first call; make a new layer for a different input size."
             )
-        y = ops.matmul(inputs, self.kernel)  # (batch, in) @ (in, units) -> (batch, units)
+        y = linalg.matmul(inputs, self.kernel)  # (batch, in) @ (in, units) -> (batch, units)
         if self.use_bias:
-            y = ops.add(y, self.bias)  # the bias broadcasts over the batch
+            y = tmath.add(y, self.bias)  # the bias broadcasts over the batch
         return self.activation(y)
 
     def __repr__(self):
@@ -274,7 +274,7 @@ def _as_layer_dtype(layer, x):
     if x._value.dtype == layer.dtype.as_numpy_dtype:
         return x
     if x.dtype.is_floating:
-        return ops.cast(x, layer.dtype)
+        return array_ops.cast(x, layer.dtype)
     raise TypeError(
         f"{layer.name}: inputs have dtype {x.dtype.name} but the layer computes in {layer.dtype.name}. "
         f"Convert them first, e.g. x = x.astype('float32') / 255 for uint8 images."
@@ -290,7 +290,7 @@ class Flatten(Layer):
     def call(self, inputs):
         if inputs.ndim < 1:
             raise ValueError(f"{self.name}: Flatten needs at least a batch axis, got a scalar")
-        return ops.reshape(inputs, (inputs.shape[0], -1))
+        return array_ops.reshape(inputs, (inputs.shape[0], -1))
 
 
 class Conv2D(Layer):
@@ -337,7 +337,7 @@ class Conv2D(Layer):
         _check_images(self, tuple(inputs.shape), self.kernel_size, channels=self.kernel.shape[2])
         y = nn.conv2d(inputs, self.kernel, strides=self.strides, padding=self.padding)
         if self.use_bias:
-            y = ops.add(y, self.bias)  # one bias per filter, broadcast over the batch and the pixels
+            y = tmath.add(y, self.bias)  # one bias per filter, broadcast over the batch and the pixels
         return self.activation(y)
 
 
@@ -420,7 +420,7 @@ class Softmax(Layer):
         self.axis = axis
 
     def call(self, inputs):
-        return ops.softmax(inputs, axis=self.axis)
+        return tmath.softmax(inputs, axis=self.axis)
 
 
 class ReLU(Layer):
@@ -457,7 +457,7 @@ class Reshape(Layer):
         self.target_shape = tuple(int(n) for n in target_shape)
 
     def call(self, inputs):
-        return ops.reshape(inputs, (inputs.shape[0],) + self.target_shape)
+        return array_ops.reshape(inputs, (inputs.shape[0],) + self.target_shape)
 
 
 class BatchNormalization(Layer):
@@ -492,20 +492,20 @@ class BatchNormalization(Layer):
         shape = [1 if a != axis else n for a, n in enumerate(inputs.shape)]
         if training and self.trainable:  # (a frozen layer runs as in inference, as in Keras) tf.nn.moments: the
             # variance around the (stopped) mean
-            mean = ops.reduce_mean(inputs, axis=reduce, keepdims=True)
-            variance = ops.reduce_mean(tmath.squared_difference(inputs, ops.stop_gradient(mean)), axis=reduce,
+            mean = tmath.reduce_mean(inputs, axis=reduce, keepdims=True)
+            variance = tmath.reduce_mean(tmath.squared_difference(inputs, array_ops.stop_gradient(mean)), axis=reduce,
                                        keepdims=True)
             m = self.momentum
-            self.moving_mean.assign(self.moving_mean * m + ops.reshape(mean, (-1,)) * (1 - m))
-            self.moving_variance.assign(self.moving_variance * m + ops.reshape(variance, (-1,)) * (1 - m))
+            self.moving_mean.assign(self.moving_mean * m + array_ops.reshape(mean, (-1,)) * (1 - m))
+            self.moving_variance.assign(self.moving_variance * m + array_ops.reshape(variance, (-1,)) * (1 - m))
         else:
-            mean = ops.reshape(self.moving_mean, shape)
-            variance = ops.reshape(self.moving_variance, shape)
+            mean = array_ops.reshape(self.moving_mean, shape)
+            variance = array_ops.reshape(self.moving_variance, shape)
         # tf.nn.batch_normalization: x * inv + (beta - mean * inv), inv = gamma / sqrt(variance + epsilon)
         inv = tmath.rsqrt(variance + self.epsilon)
         if self.scale:
-            inv = inv * ops.reshape(self.gamma, shape)
-        shift = ops.reshape(self.beta, shape) - mean * inv if self.center else -mean * inv
+            inv = inv * array_ops.reshape(self.gamma, shape)
+        shift = array_ops.reshape(self.beta, shape) - mean * inv if self.center else -mean * inv
         return inputs * inv + shift
 
 

@@ -10,7 +10,8 @@ or ``"none"`` (one value per example).
 
 import numpy as np
 
-from tapelab import ops
+from tapelab import array_ops, nn
+from tapelab import math as tmath
 from tapelab.engine.errors import InvalidArgumentError
 from tapelab.engine.learner import spell
 from tapelab.engine.tensor import Tensor, convert_to_tensor, to_numpy
@@ -33,7 +34,7 @@ def _as_pred(y_pred, who):
 def _as_target(y_true, dtype):
     # Keras: y_true = convert_to_tensor(y_true, dtype=y_pred.dtype)
     if isinstance(y_true, Tensor):
-        return y_true if y_true.dtype == dtype else ops.cast(y_true, dtype)
+        return y_true if y_true.dtype == dtype else array_ops.cast(y_true, dtype)
     return Tensor(np.asarray(y_true, dtype=dtype.as_numpy_dtype))
 
 
@@ -48,16 +49,16 @@ def mean_squared_error(y_true, y_pred):
     y_true = _as_target(y_true, y_pred.dtype)
     ts, ps = tuple(y_true.shape), tuple(y_pred.shape)
     if len(ts) == len(ps) + 1 and ts[-1:] == (1,):
-        y_pred = ops.reshape(y_pred, ps + (1,))
+        y_pred = array_ops.reshape(y_pred, ps + (1,))
     elif len(ps) == len(ts) + 1 and ps[-1:] == (1,):
-        y_true = ops.reshape(y_true, ts + (1,))
+        y_true = array_ops.reshape(y_true, ts + (1,))
     if tuple(y_true.shape) != tuple(y_pred.shape):
         raise InvalidArgumentError(
             f"mean_squared_error: y_true has shape {ts} but y_pred has shape {ps}. They must match (one may have "
             "an extra trailing axis of size 1); otherwise y_true - y_pred would broadcast into a bigger array "
             "and the loss would be silently wrong. Reshape one of them."
         )
-    return ops.reduce_mean(ops.square(ops.subtract(y_true, y_pred)), axis=-1)  # mean over the last axis
+    return tmath.reduce_mean(tmath.square(tmath.subtract(y_true, y_pred)), axis=-1)  # mean over the last axis
 
 
 MSE = mse = mean_squared_error  # Keras 3's names for it
@@ -81,9 +82,9 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False):
         logits = y_pred
     else:
         # log(clip(p, eps, 1 - eps)); the softmax inside the op below renormalises the clipped values
-        clipped = ops.minimum(ops.maximum(y_pred, EPSILON), 1 - EPSILON)
-        logits = ops.log(clipped)
-    return ops._checked_sparse_xent(labels, logits)
+        clipped = tmath.minimum(tmath.maximum(y_pred, EPSILON), 1 - EPSILON)
+        logits = tmath.log(clipped)
+    return nn.checked_sparse_xent(labels, logits)
 
 
 def _labels(y_true, y_pred, who):
@@ -99,8 +100,8 @@ def _labels(y_true, y_pred, who):
     column = raw.ndim == y_pred.ndim and raw.shape[-1:] == (1,)
     _check_label_shape(raw.shape[:-1] if column else raw.shape, raw, y_pred, batch_shape, who)
     if given is not None:
-        labels = ops.reshape(given, batch_shape) if column else given
-        return ops.cast(labels, "int64") if labels.dtype.is_floating else labels
+        labels = array_ops.reshape(given, batch_shape) if column else given
+        return array_ops.cast(labels, "int64") if labels.dtype.is_floating else labels
     raw = raw.reshape(batch_shape)
     if raw.dtype.kind == "f":
         _check_whole_numbers(raw, y_pred, who)
@@ -153,10 +154,10 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
     if label_smoothing:
         y_true = y_true * (1.0 - label_smoothing) + label_smoothing / y_pred.shape[axis]
     if from_logits:
-        return -ops.reduce_sum(y_true * ops.log_softmax(y_pred, axis=axis), axis=axis)
-    p = y_pred / ops.reduce_sum(y_pred, axis=axis, keepdims=True)
-    p = ops.minimum(ops.maximum(p, EPSILON), 1 - EPSILON)
-    return -ops.reduce_sum(y_true * ops.log(p), axis=axis)
+        return -tmath.reduce_sum(y_true * tmath.log_softmax(y_pred, axis=axis), axis=axis)
+    p = y_pred / tmath.reduce_sum(y_pred, axis=axis, keepdims=True)
+    p = tmath.minimum(tmath.maximum(p, EPSILON), 1 - EPSILON)
+    return -tmath.reduce_sum(y_true * tmath.log(p), axis=axis)
 
 
 def binary_crossentropy(y_true, y_pred, from_logits=False, axis=-1):
@@ -165,7 +166,7 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, axis=-1):
     y_pred = _as_pred(y_pred, who)
     y_true = _as_target(y_true, y_pred.dtype)
     if tuple(y_true.shape) + (1,) == tuple(y_pred.shape):  # labels (batch,) for one output (batch, 1), as Keras
-        y_true = ops.reshape(y_true, tuple(y_pred.shape))
+        y_true = array_ops.reshape(y_true, tuple(y_pred.shape))
     if tuple(y_true.shape) != tuple(y_pred.shape):
         raise InvalidArgumentError(f"{who}: y_true has shape {tuple(y_true.shape)} but y_pred has shape "
                                    f"{tuple(y_pred.shape)}; they must match (one 0/1 label per output).")
@@ -174,9 +175,9 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, axis=-1):
 
         values = nn.sigmoid_cross_entropy_with_logits(labels=y_true, logits=y_pred)
     else:
-        p = ops.minimum(ops.maximum(y_pred, EPSILON), 1 - EPSILON)
-        values = -(y_true * ops.log(p) + (1.0 - y_true) * ops.log(1.0 - p))
-    return ops.reduce_mean(values, axis=axis)
+        p = tmath.minimum(tmath.maximum(y_pred, EPSILON), 1 - EPSILON)
+        values = -(y_true * tmath.log(p) + (1.0 - y_true) * tmath.log(1.0 - p))
+    return tmath.reduce_mean(values, axis=axis)
 
 
 class Loss:
@@ -201,8 +202,8 @@ class Loss:
         if self.reduction in ("none", None):
             return values
         if self.reduction == "sum":
-            return ops.reduce_sum(values)
-        return ops.reduce_mean(values)  # "sum_over_batch_size": sum / number of values
+            return tmath.reduce_sum(values)
+        return tmath.reduce_mean(values)  # "sum_over_batch_size": sum / number of values
 
     def __repr__(self):
         return f"<tapelab.keras.losses.{type(self).__name__} reduction={self.reduction!r}>"

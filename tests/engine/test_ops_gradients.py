@@ -152,8 +152,8 @@ def test_unary_ops_with_random_shapes(data, name):
                     elements=st.integers(-50, 50)),
        axis=st.sampled_from([1, -1, (1,), (-1,), 0, None]), keepdims=st.booleans(), nan=st.booleans())
 def test_row_maxima_take_the_fast_path_with_the_same_values_as_numpy(x, axis, keepdims, nan):
-    # primitives._max reduces many short rows through a transposed copy (numpy is slow on short rows); same values
-    from tapelab.engine.primitives import _max
+    # kernels.max_over reduces many short rows through a transposed copy (numpy is slow on short rows); same values
+    from tapelab.engine.primitives.kernels import max_over as _max
     if nan and x.dtype.kind == "f" and x.size:
         x.flat[x.size // 2] = np.nan
     got = _max(x, axis, keepdims)
@@ -163,7 +163,7 @@ def test_row_maxima_take_the_fast_path_with_the_same_values_as_numpy(x, axis, ke
 
 def test_row_maxima_fast_path_on_class_scores_with_the_maximum_in_every_column():
     # the shape the softmax family meets in training (128 x 10): each column holds some row's maximum
-    from tapelab.engine.primitives import _max
+    from tapelab.engine.primitives.kernels import max_over as _max
     x = rng.standard_normal((128, 10)).astype(np.float32)
     x[np.arange(128), np.arange(128) % 10] += 10
     x[5, 3] = np.nan

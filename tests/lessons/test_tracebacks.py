@@ -56,7 +56,7 @@ def test_trimming_a_tapelab_error_leaves_the_callers_frames():
     shown, hidden = trim_traceback(err.__traceback__)
     ours = [f for f in frame_files(err.__traceback__) if f.startswith(tl.engine.learner.HOME)]
     assert frame_files(shown) == [__file__] and hidden == len(ours) > 0  # (raised() is this file's)
-    assert frame_files(err.__traceback__)[-1].endswith("ops.py")  # the exception keeps its own traceback
+    assert frame_files(err.__traceback__)[-1].endswith("linalg.py")  # the exception keeps its own traceback
 
 
 def test_an_error_in_the_learners_code_is_not_trimmed():
@@ -119,7 +119,7 @@ def test_the_full_traceback_stays_one_command_away():
     outputs = run_cells("import tapelab as tf", MATMUL, "%tb", "%xmode --show", MATMUL,
                         "%xmode --hide\n%xmode Verbose", MATMUL)
     for text in outputs[2], outputs[4], outputs[6]:
-        assert MATMUL in text and "tapelab/ops.py" in text and "raise InvalidArgumentError(" in text
+        assert MATMUL in text and "tapelab/linalg.py" in text and "raise InvalidArgumentError(" in text
         assert MESSAGE in text and "hidden" not in text
 
 
@@ -158,7 +158,7 @@ def test_errors_in_code_tapelab_calls_back_keep_the_learners_frames():
     assert "----> 3     return 1 / 0" in outputs[1] and "tapelab/engine/function.py" in outputs[1]
     assert "hidden" not in outputs[1] and "ZeroDivisionError: division by zero" in outputs[1]
     assert "----> 3         return tf.matmul(x, tf.ones((4, 3)))" in outputs[2] and NOTE in outputs[2]
-    assert "tapelab/ops.py" not in outputs[2] and "InvalidArgumentError: matmul" in outputs[2]
+    assert "tapelab/linalg.py" not in outputs[2] and "InvalidArgumentError: matmul" in outputs[2]
     # a warning still points at the learner's line
     assert "UserWarning: gradient(): the target" in outputs[3] and "  print(tape.gradient(x * 2, x))" in outputs[3]
 
@@ -182,7 +182,7 @@ def test_debugging_after_the_error_goes_into_tapelab():
     outputs = run_cells("import tapelab as tf", MATMUL, scripted, "%debug", "print(out.getvalue())",
                         scripted + "\n%pdb on", MATMUL, "%pdb off\nprint(out.getvalue())")
     for debugged in outputs[4], outputs[7]:
-        assert "> /" in debugged and "tapelab/ops.py" in debugged.split("> /", 1)[1].split("\n")[0]
+        assert "> /" in debugged and "tapelab/linalg.py" in debugged.split("> /", 1)[1].split("\n")[0]
         assert "raise InvalidArgumentError(" in debugged
     assert NOTE in outputs[6]
 
@@ -201,7 +201,7 @@ def test_a_failure_inside_the_handler_shows_ipythons_own_traceback():
     outputs = run_cells("import tapelab as tf\nimport tapelab.lessons.tracebacks\n"
                         "tapelab.lessons.tracebacks.learner_traceback = lambda *args: 1 / 0", MATMUL,
                         "print(get_ipython().custom_exceptions)")
-    assert "tapelab/ops.py" in outputs[1] and MESSAGE in outputs[1] and "Custom TB" not in outputs[1]
+    assert "tapelab/linalg.py" in outputs[1] and MESSAGE in outputs[1] and "Custom TB" not in outputs[1]
     assert outputs[2] == "(<class 'Exception'>,)\n"  # (IPython would have removed a handler that raised)
 
 
@@ -209,4 +209,4 @@ def test_a_script_keeps_pythons_traceback():
     code = f"import sys\nimport tapelab as tf\nprint('IPython' in sys.modules)\n{MATMUL}"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode == 1 and run.stdout == "False\n"
-    assert "tapelab/ops.py" in run.stderr and "raise InvalidArgumentError(" in run.stderr and MESSAGE in run.stderr
+    assert "tapelab/linalg.py" in run.stderr and "raise InvalidArgumentError(" in run.stderr and MESSAGE in run.stderr
