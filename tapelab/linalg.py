@@ -10,7 +10,9 @@ from tapelab.engine.primitives import OPS
 from tapelab.engine.tape import run
 from tapelab.engine.tensor import convert_to_tensor
 from tapelab.math import abs, reduce_max, reduce_sum, sqrt
-from tapelab.op_wrappers import explain_broadcast, pair
+from tapelab.op_wrappers import explain_broadcast, names_defined, pair
+
+_IMPORTED = set(globals())  # (a public name defined below joins __all__, at the end)
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
@@ -162,5 +164,5 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
     kept = [n for i, n in enumerate(result.shape) if axes is not None and i not in axes]
     return reshape(result, kept)
 
-__all__ = ["det", "diag", "diag_part", "einsum", "eye", "inv", "matmul", "matrix_transpose", "matvec", "norm", "solve",
-           "trace"]
+# tf.linalg's names: every public name defined here, and einsum and eye (top-level ops TF has here too)
+__all__ = names_defined(globals(), _IMPORTED, also=["einsum", "eye"])

@@ -17,7 +17,9 @@ from tapelab.engine.errors import InvalidArgumentError, Unsupported
 from tapelab.engine.primitives import OPS
 from tapelab.engine.tape import run
 from tapelab.engine.tensor import Tensor, convert_to_tensor
-from tapelab.op_wrappers import axes, binary, unary
+from tapelab.op_wrappers import axes, binary, names_defined, unary
+
+_IMPORTED = set(globals())  # (a public name defined below joins __all__, at the end)
 
 # --- arithmetic, elementwise with broadcasting --------------------------------------------------------------------
 add = binary("add", "x + y, elementwise with broadcasting. ``tl.add(1, 2)`` gives 3.")
@@ -370,13 +372,5 @@ _COMPLEX = "split a complex value into two float tensors (its real and imaginary
 real, imag, conj, angle = (Unsupported(f"tl.math.{name}", "complex numbers", _COMPLEX)
                            for name in ("real", "imag", "conj", "angle"))
 
-__all__ = [  # tf.math's names that tapelab has (docs/tf_api.md lists them against TF's)
-    "abs", "acos", "acosh", "add", "add_n", "angle", "argmax", "argmin", "asin", "asinh", "atan", "atan2",
-    "atanh", "ceil", "conj", "cos", "cosh", "cumprod", "cumsum", "divide", "equal", "erf", "exp", "expm1", "floor",
-    "floordiv", "floormod", "greater", "greater_equal", "imag", "is_finite", "is_inf", "is_nan", "less", "less_equal",
-    "log", "log1p", "log_sigmoid", "log_softmax", "logical_and", "logical_not", "logical_or", "logical_xor", "maximum",
-    "minimum", "mod", "multiply", "negative", "not_equal", "pow", "real", "reciprocal", "reduce_all", "reduce_any",
-    "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_std", "reduce_sum",
-    "reduce_variance", "round", "rsqrt", "sigmoid", "sign", "sin", "sinh", "softmax", "softplus", "softsign", "sqrt",
-    "square", "squared_difference", "subtract", "tan", "tanh", "top_k", "truediv",
-]
+# tf.math's names: every public name defined here, but for the few TF has only at the top level (tf.sort, ...)
+__all__ = names_defined(globals(), _IMPORTED, leave_out=["TopKV2", "argsort", "clip_by_norm", "clip_by_value", "sort"])

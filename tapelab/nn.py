@@ -25,7 +25,9 @@ from tapelab.math import (  # noqa: F401  (tf.nn's names for them)
     tanh,
     top_k,
 )
-from tapelab.op_wrappers import unary
+from tapelab.op_wrappers import names_defined, unary
+
+_IMPORTED = set(globals())  # (a public name defined below joins __all__, at the end)
 
 # --- activations ----------------------------------------------------------------------------------------------------
 relu = unary("relu", "max(x, 0).", argument="features")
@@ -226,9 +228,6 @@ def _dropout(x, rate, noise_shape, rng):
     return x * (drawn if drawn is not None else mask())
 
 
-__all__ = [
-    "avg_pool", "avg_pool2d", "conv2d", "dropout", "max_pool", "max_pool2d",
-    "elu", "gelu", "l2_loss", "leaky_relu", "log_softmax", "relu", "relu6", "selu", "sigmoid",
-    "sigmoid_cross_entropy_with_logits", "silu", "softmax", "softmax_cross_entropy_with_logits", "softplus", "softsign",
-    "sparse_softmax_cross_entropy_with_logits", "swish", "tanh", "top_k",
-]
+# tf.nn's names: every public name defined here, and the ones tf.nn shares with tf.math
+__all__ = names_defined(globals(), _IMPORTED, leave_out=["checked_sparse_xent"],  # (what Keras's losses call)
+                        also=["log_softmax", "sigmoid", "softmax", "softplus", "softsign", "tanh", "top_k"])

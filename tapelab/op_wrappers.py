@@ -106,3 +106,10 @@ def axes(x, axis, name):
 def shape_tuple(shape):
     """A ``shape`` argument (ints, a list, a TensorShape or an int tensor) as a tuple of ints."""
     return tuple(int(n) for n in np.atleast_1d(shape.numpy() if isinstance(shape, Tensor) else shape))
+
+
+def names_defined(namespace, imported, *, also=(), leave_out=()):
+    """A namespace module's ``__all__``: the public names it defined (those not in ``imported``, the names its
+    imports made), with the imported ones TF has in this namespace too (``also``), less ``leave_out`` (names TF has
+    only elsewhere). A new op's wrapper joins its module's ``__all__`` by being defined there."""
+    return sorted({n for n in namespace if not n.startswith("_") and n not in imported} - set(leave_out) | set(also))
