@@ -108,6 +108,7 @@ is_finite = unary("is_finite", "True where x is neither inf nor NaN.")
 is_nan = unary("is_nan", "True where x is NaN.")
 is_inf = unary("is_inf", "True where x is +inf or -inf.")
 squared_difference = binary("squared_difference", "(x - y) ** 2, elementwise with broadcasting.")
+xlogy = binary("xlogy", "x * log(y), elementwise with broadcasting; 0 where x is 0, even where y is 0.")
 _atan2 = binary("atan2", "")
 
 

@@ -396,6 +396,7 @@ TWO_INPUTS = [
              random_shapes=RandomShapes(-2, 2, apart=1e-3)) for n in ["maximum", "minimum"]),
     binary("floormod", tl.math.floormod, (Domain(uniform(0.2, 0.8)), Domain(uniform(1.5, 2))), program=gen_floormod),
     binary("squared_difference", tl.math.squared_difference),
+    binary("xlogy", tl.math.xlogy, (ANY, POSITIVE)),
     binary("atan2", tl.atan2, (Domain(away_from_zero), NONZERO)),
     # no gradient rule
     binary("floordiv", tl.math.floordiv, grad=False),

@@ -196,6 +196,12 @@ defop("minimum", np.minimum,
       (lambda B, g, out, x, y: unbroadcast(B, select(B, x <= y, g), x.shape),
        lambda B, g, out, x, y: unbroadcast(B, select(B, ~(x <= y), g), y.shape)),
       ("dx = g * [x <= y]", "dy = g * [not x <= y]"), same_dtype=True, broadcasts=True)
+# xlogy: x * log(y), and exactly 0 where x is 0 (whatever y is); so are both parts of its gradient there (TF's rule)
+defop("xlogy", lambda x, y: np.where(x == 0, 0, x * np.log(y)),
+      (lambda B, g, out, x, y: unbroadcast(B, select(B, x != 0, g * B.log(y)), x.shape),
+       lambda B, g, out, x, y: unbroadcast(B, select(B, x != 0, g * x / y), y.shape)),
+      ("dx = g * log(y)   (0 where x = 0)", "dy = g * x / y   (0 where x = 0)"), same_dtype=True, float_only=True,
+      broadcasts=True)
 defop("atan2", np.arctan2,  # atan2(y, x): the angle of the point (x, y)
       (lambda B, g, out, y, x: unbroadcast(B, g * x / (x * x + y * y), y.shape),
        lambda B, g, out, y, x: unbroadcast(B, -g * y / (x * x + y * y), x.shape)),
