@@ -177,14 +177,9 @@ def _mixes_bools(value):
     if not isinstance(value, (list, tuple)):
         return False
     kinds = set()
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, (list, tuple)):
-            stack.extend(v)
-        else:
-            kinds.add(isinstance(v, (builtins.bool, np.bool_)))
-        if len(kinds) > 1:
+    for v in _leaves(value):
+        kinds.add(isinstance(v, (builtins.bool, np.bool_)))
+        if len(kinds) > 1:  # (stop at the first mix: a long list of numbers is read once at most)
             return True
     return False
 
