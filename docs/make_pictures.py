@@ -69,7 +69,8 @@ def save(drawing, name):
 def stepper_screenshots():
     """Run the browser tests that take the stepper's screenshots, with their folder pointed at docs/."""
     env = dict(os.environ, TAPELAB_SCREENSHOTS=str(HERE), CI="1")  # CI: fail instead of skipping without Chromium
-    subprocess.run([sys.executable, "-m", "pytest", str(HERE.parent / "tests" / "test_browser.py"), "-m", "browser",
+    tests = HERE.parent / "tests" / "e2e" / "test_browser.py"
+    subprocess.run([sys.executable, "-m", "pytest", str(tests), "-m", "browser",
                     "-k", "seed_stepper or mlp_step", "-o", "addopts=", "-q", "-p", "no:cacheprovider"], env=env,
                    check=True)
     print("wrote docs/stepper.png and docs/stepper_mlp.png")
