@@ -75,10 +75,10 @@ def matrix_transpose(a, name=None):
 
 def _matrices(name, *xs, square=True):
     xs = [convert_to_tensor(x) for x in xs]
-    for x in xs[:1]:
-        if x.ndim < 2 or (square and x.shape[-1] != x.shape[-2]):
-            kind = "square matrices" if square else "matrices"
-            raise InvalidArgumentError(f"{name}: expects {kind} in the last two axes, got shape {tuple(x.shape)}.")
+    x = xs[0]  # the matrix (solve checks its right-hand side itself)
+    if x.ndim < 2 or (square and x.shape[-1] != x.shape[-2]):
+        kind = "square matrices" if square else "matrices"
+        raise InvalidArgumentError(f"{name}: expects {kind} in the last two axes, got shape {tuple(x.shape)}.")
     return xs
 
 
@@ -163,6 +163,7 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
         return result
     kept = [n for i, n in enumerate(result.shape) if axes is not None and i not in axes]
     return reshape(result, kept)
+
 
 # tf.linalg's names: every public name defined here, and einsum and eye (top-level ops TF has here too)
 __all__ = names_defined(globals(), _IMPORTED, also=["einsum", "eye"])

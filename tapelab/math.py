@@ -35,8 +35,6 @@ mod = floormod
 floordiv = binary("floordiv", "x // y, elementwise (no gradient).")
 
 
-
-
 # --- comparisons and logic (bool results) ------------------------------------------------------------------------
 def _ordered(name, x, y):
     if x.dtype.is_bool:
@@ -65,7 +63,6 @@ greater_equal = binary("greater_equal", "x >= y, elementwise.", _ordered)
 logical_and = binary("logical_and", "x and y, elementwise on bool tensors.", _booleans, dtypes.bool)
 logical_or = binary("logical_or", "x or y, elementwise on bool tensors.", _booleans, dtypes.bool)
 logical_xor = binary("logical_xor", "x or y but not both, elementwise on bool tensors.", _booleans, dtypes.bool)
-
 
 
 # --- elementwise, one input -------------------------------------------------------------------------------------
@@ -112,7 +109,7 @@ xlogy = binary("xlogy", "x * log(y), elementwise with broadcasting; 0 where x is
 _atan2 = binary("atan2", "")
 
 
-def atan2(y, x, name=None):
+def atan2(y, x, name=None):  # (a def, not binary's fn(x, y): TF names the arguments y, x)
     """The angle of the point (x, y) from the x axis, in (-pi, pi]: note the order, y first."""
     return _atan2(y, x)
 
@@ -142,7 +139,6 @@ def log_softmax(logits, axis=-1, name=None):
     return run(OPS["log_softmax"], (_logits(logits, "log_softmax"),), axis=int(axis))
 
 
-
 # --- reductions and scans ------------------------------------------------------------------------------------------
 def add_n(inputs, name=None):
     """The elementwise sum of a list of tensors."""
@@ -165,9 +161,9 @@ def _check_add_n(inputs):
         )
 
 
-def _reduction(name, doc, kinds="fiu"):
-    """``fn(input_tensor, axis=None, keepdims=False)`` for primitive ``name``, on tensors of dtype ``kinds``."""
-    op = OPS[name]
+def _reduction(primitive, doc, kinds="fiu"):
+    """``fn(input_tensor, axis=None, keepdims=False)`` running ``primitive``, on tensors of dtype ``kinds``."""
+    op = OPS[primitive]
 
     def fn(input_tensor, axis=None, keepdims=False, name=None):
         x = input_tensor if isinstance(input_tensor, Tensor) else convert_to_tensor(
@@ -176,11 +172,9 @@ def _reduction(name, doc, kinds="fiu"):
             raise InvalidArgumentError(_reduction_dtype_text(op.name, x, kinds))
         return run(op, (x,), axis=axes(x, axis, op.name), keepdims=bool(keepdims))
 
-    fn.__name__ = fn.__qualname__ = name
+    fn.__name__ = fn.__qualname__ = primitive
     fn.__doc__ = doc
     return fn
-
-
 
 
 def _reduction_dtype_text(name, x, kinds):
@@ -275,7 +269,6 @@ def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
     return _scan("cumprod", x, axis, exclusive, reverse)
 
 
-
 # --- sorting ------------------------------------------------------------------------------------------------------
 class TopKV2(NamedTuple):
     """What :func:`top_k` returns: the ``k`` largest ``values`` along the last axis and their ``indices``."""
@@ -295,7 +288,7 @@ def _take_along_last(x, indices):
     n = x.shape[-1]
     rows = builtins.max(x._value.size // builtins.max(n, 1), 1) if n else 0
     offsets = array_ops.reshape(array_ops.range(0, rows * n, builtins.max(n, 1), dtype=indices.dtype),
-                          tuple(x.shape[:-1]) + (1,))
+                                tuple(x.shape[:-1]) + (1,))
     return array_ops.gather(array_ops.reshape(x, (-1,)), indices + offsets)
 
 
@@ -365,8 +358,6 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
     safe = array_ops.where(positive, l2sum, array_ops.ones_like(l2sum))  # (sqrt(0)'s gradient is inf)
     l2norm = array_ops.where(positive, sqrt(safe), l2sum)
     return array_ops.identity(t * clip_norm / maximum(l2norm, clip_norm))
-
-
 
 
 _COMPLEX = "split a complex value into two float tensors (its real and imaginary parts)."

@@ -97,7 +97,7 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     """Per-example cross-entropy of probability ``labels`` (e.g. one-hot) against ``logits``:
     ``-sum(labels * log_softmax(logits))`` along ``axis``."""
     logits = convert_to_tensor(logits)
-    labels = convert_to_tensor(labels, dtype=logits.dtype) if not hasattr(labels, "dtype") else labels
+    labels = _labels_like(labels, logits)
     return -reduce_sum(labels * log_softmax(logits, axis=axis), axis=axis)
 
 
@@ -107,7 +107,7 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     if labels is None or logits is None:
         raise ValueError("sigmoid_cross_entropy_with_logits: pass labels= and logits= by name")
     logits = convert_to_tensor(logits)
-    labels = convert_to_tensor(labels, dtype=logits.dtype) if not hasattr(labels, "dtype") else labels
+    labels = _labels_like(labels, logits)
     if tuple(labels.shape) != tuple(logits.shape):  # (as TF: they would broadcast into a bigger, wrong loss)
         raise ValueError(
             f"sigmoid_cross_entropy_with_logits: logits and labels must have the same shape, got logits "
@@ -115,6 +115,11 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     positive = logits >= 0
     zeros = zeros_like(logits)
     return where(positive, logits, zeros) - logits * labels + log1p(exp(where(positive, -logits, logits)))
+
+
+def _labels_like(labels, logits):
+    # Python labels in the logits' dtype; an array or a tensor (it has a dtype) is used as it is
+    return labels if hasattr(labels, "dtype") else convert_to_tensor(labels, dtype=logits.dtype)
 
 
 def l2_loss(t, name=None):

@@ -37,13 +37,13 @@ def explain_broadcast(name, x_shape, y_shape):
         ) from None
 
 
-def binary(name, doc, accepts=None, python_dtype=None):
-    """``fn(x, y)`` running primitive ``name``; ``accepts(name, x, y)`` may refuse the operands' dtypes first.
-    ``python_dtype``: the dtype a Python operand becomes (TF converts those of logical ops to bool: 1 is refused,
-    not cast); else it takes the other operand's dtype (:func:`pair`)."""
-    op = OPS[name]
+def binary(primitive, doc, accepts=None, python_dtype=None):
+    """``fn(x, y)`` running ``primitive`` (an op's name in the table); ``accepts(name, x, y)`` may refuse the
+    operands' dtypes first. ``python_dtype``: the dtype a Python operand becomes (TF converts those of logical ops
+    to bool: 1 is refused, not cast); else it takes the other operand's dtype (:func:`pair`)."""
+    op = OPS[primitive]
 
-    def fn(x, y, name=None):
+    def fn(x, y, name=None):  # (name: TF's name for the op in a graph, accepted and unused)
         if python_dtype is not None:
             x, y = (t if isinstance(t, Tensor) else convert_to_tensor(t, dtype=python_dtype) for t in (x, y))
         if not (isinstance(x, Tensor) and isinstance(y, Tensor)):
@@ -56,15 +56,15 @@ def binary(name, doc, accepts=None, python_dtype=None):
             explain_broadcast(op.name, x._value.shape, y._value.shape)
             raise
 
-    fn.__name__ = fn.__qualname__ = name
+    fn.__name__ = fn.__qualname__ = primitive
     fn.__doc__ = doc
     return fn
 
 
-def unary(name, doc, accepts=None, argument="x"):
-    """``fn(x)`` running primitive ``name``; ``accepts(name, x)`` may refuse the operand's dtype first.
+def unary(primitive, doc, accepts=None, argument="x"):
+    """``fn(x)`` running ``primitive``; ``accepts(name, x)`` may refuse the operand's dtype first.
     ``argument="features"``: TF's name for the argument of an activation (``tl.nn.relu(features=x)``)."""
-    op = OPS[name]
+    op = OPS[primitive]
 
     def fn(x, name=None):
         x = convert_to_tensor(x)
@@ -76,7 +76,7 @@ def unary(name, doc, accepts=None, argument="x"):
         return fn(features)
 
     chosen = activation if argument == "features" else fn
-    chosen.__name__ = chosen.__qualname__ = name
+    chosen.__name__ = chosen.__qualname__ = primitive
     chosen.__doc__ = doc
     return chosen
 

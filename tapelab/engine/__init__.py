@@ -5,10 +5,11 @@ bottom up::
 
     errors, learner         teaching errors, spelled the way the learner's code spells the package
     dtypes, nest            TF's dtypes; nested structures
-    recording               what every op consults: the active recorders (the protocol), the name scope
+    recording               what every op consults: the active recorders (the protocol), the name scope,
+                            the check-numerics switch
     tensor                  Tensor, Variable, TensorShape
     primitives              the one table: each op's forward, its gradient rules and their formulas
-    numerics                check-numerics mode
+    numerics                check-numerics' errors: which op made a NaN or Inf, and what to do
     retention               what a tape keeps of each op, and how a picture gets the rest back
     backward                the backward walk (the chain rule, op by op) and its record
     tape                    run() (every op goes through it), the record (Entry), GradientTape

@@ -140,7 +140,7 @@ class Backward:
     them all, walking again over the same entries and seeds the first time it is called.
     """
 
-    def __init__(self, entries, targets, sources, seeds, reaches, tracked_keys, stopped, grads, complete,
+    def __init__(self, entries, targets, sources, seeds, reaches, tracked_keys, stopped_from, grads, complete,
                  unconnected=None):
         self.entries = entries  # the tape's entries, in execution order
         self.targets = targets  # the target tensors
@@ -148,7 +148,7 @@ class Backward:
         self.seeds = seeds  # target key -> (target, the gradient the walk started from)
         self.reaches = reaches  # keys of the tensors that depend on a source: where the walk sends gradients
         self.tracked_keys = tracked_keys  # keys of the tensors the tape tracked (watched, or computed from those)
-        self.stopped = stopped  # key -> keys it came from, for tensors computed from tracked ones in stop_recording()
+        self.stopped_from = stopped_from  # key -> keys it came from, for what was computed in stop_recording()
         # the walk's gradients: all of them (``complete``: a stepped or recorded walk), or only the sources'
         self.kept_grads, self.complete = grads, complete
         self.unconnected = unconnected  # gradient()'s unconnected_gradients (None: backward_steps, which gives none)

@@ -150,7 +150,7 @@ def _custom_vjp(i, B, g, out, *inputs, residual):
 def _formulas(f, grad_fn, n_inputs, variables):
     # "dy = backward(g)" in the names of f's parameters; "[i]" picks an input's part of grad_fn's list
     try:
-        params = [p for p in inspect.signature(f).parameters if p not in ("self",)]
+        params = [p for p in inspect.signature(f).parameters if p != "self"]
     except (TypeError, ValueError):
         params = []
     names = [params[i] if i < len(params) and params[i].isidentifier() else f"x{i}" for i in range(n_inputs)]

@@ -51,6 +51,7 @@ bool = DType("bool")  # noqa: A001  (TF's name, shadowing the builtin inside thi
 
 _BY_NUMPY = {d.as_numpy_dtype: d for d in (float16, float32, float64, int8, int16, int32, int64, uint8, bool)}
 SUPPORTED = frozenset(_BY_NUMPY)  # the numpy dtypes a tensor may have
+_NAMES = ", ".join(d.name for d in _BY_NUMPY.values())  # (for the messages that list them)
 
 
 def as_dtype(type_value):
@@ -69,8 +70,7 @@ def as_dtype(type_value):
     try:
         return _BY_NUMPY[np.dtype(value)]
     except (TypeError, KeyError):
-        names = ", ".join(d.name for d in _BY_NUMPY.values())
-        raise TypeError(f"{value!r} is not a dtype tapelab supports; use one of: {names}") from None
+        raise TypeError(f"{value!r} is not a dtype tapelab supports; use one of: {_NAMES}") from None
 
 
 def of_array(array):
@@ -90,14 +90,13 @@ def infer_numpy_dtype(value):
     if is_numpy and raw.dtype in _BY_NUMPY:
         return raw.dtype
     if is_numpy and kind in "iuf":
-        names = ", ".join(d.name for d in _BY_NUMPY.values())
         raise TypeError(
             f"convert_to_tensor: numpy dtype {raw.dtype} is not supported by tapelab tensors; the supported dtypes "
-            f"are: {names}. Convert the array first, e.g. x.astype(np.{'float32' if kind == 'f' else 'int32'})."
+            f"are: {_NAMES}. Convert the array first, e.g. x.astype(np.{'float32' if kind == 'f' else 'int32'})."
         )
     kept = {np.asarray(leaf).dtype for leaf in _leaves(value) if _is_array(leaf)} if isinstance(value, (list, tuple)) \
         else set()  # (arrays or tensors inside a list)
-    if len(kept) == 1 and kept <= SUPPORTED and raw.dtype.kind == next(iter(kept)).kind:  # TF keeps their dtype
+    if len(kept) == 1 and kept <= SUPPORTED and kind == next(iter(kept)).kind:  # TF keeps their dtype
         return next(iter(kept))
     if kind == "f" and not is_numpy:
         return np.dtype("float32")

@@ -65,4 +65,5 @@ class Unsupported:
     def __repr__(self):
         return spell(f"<{self._name} ({self._what}): left to TensorFlow, not part of tapelab>")
 
+
 __all__ = ["InvalidArgumentError", "LeakedTensorError", "UnsupportedAttributeError", "UnsupportedError"]

@@ -10,10 +10,10 @@
     f(tl.constant([1.0, 2.0]))     # a new shape: traces again (f.trace_count == 2)
 
 Tracing runs the function eagerly once, on placeholders that carry the first call's values, while a
-recorder sits on the tape stack and writes every op down (the same ``Entry`` records a tape keeps).
-Replaying runs those ops again through the op table, so an outer ``GradientTape`` records them as
-usual; a gradient taken *inside* the function is traced as tensor ops too, so a whole training step
-becomes one graph.
+``Graph``, meanwhile the only recorder (``recording.state.recorders``), writes every op down (the same
+``Entry`` records a tape keeps). Replaying runs those ops again through the op table, so an outer
+``GradientTape`` records them as usual; a gradient taken *inside* the function is traced as tensor ops
+too, so a whole training step becomes one graph.
 """
 
 import contextlib
@@ -333,11 +333,6 @@ class Graph(Recorder):
             return repr(self)
         return recording.display.text(self)
 
-    @property
-    def title(self):
-        """What its listing is headed with (``Graph 'f_0': 2 ops``)."""
-        return f"Graph '{self.name}'"
-
     def __repr__(self):
         return f"<tapelab.Graph '{self.name}': {len(self.placeholders)} inputs, {len(self.entries)} nodes>"
 
@@ -518,7 +513,7 @@ class Function:
         return tuple(args[:skip]) + tuple(checked), kwargs
 
     def _trace(self, key, args, kwargs, skip=0):
-        if any(isinstance(r, Graph) for r in _state.recorders):
+        if _tracing_graph() is not None:
             return self.python_function(*args, **kwargs)  # called from another traced function: inline it
         graph = self._trace_graph(args, kwargs)
         if graph.created_variables:  # TF: only the first call may make Variables; it then traces once more

@@ -337,12 +337,12 @@ class GradientTape(Recorder):
         if walked.complete and grads and isinstance(next(iter(grads.values())), Tensor):  # a recorded pass
             grads = {k: to_numpy(v) for k, v in grads.items()}
         if self.persistent:  # it records on: keep copies
-            entries, reaches, tracked_keys, stopped = (list(self.entries), set(walked.reaches), set(self._tracked),
-                                                       dict(self._stopped_from))
+            entries, reaches, tracked_keys, stopped_from = (list(self.entries), set(walked.reaches),
+                                                            set(self._tracked), dict(self._stopped_from))
         else:  # a one-shot tape lets go of these right after (_release), so they need no copy
-            entries, reaches, tracked_keys, stopped = (self.entries, walked.reaches, self._tracked.keys(),
-                                                       self._stopped_from)
-        self.last_backward = Backward(entries, targets, sources, seeds, reaches, tracked_keys, stopped, grads,
+            entries, reaches, tracked_keys, stopped_from = (self.entries, walked.reaches, self._tracked.keys(),
+                                                            self._stopped_from)
+        self.last_backward = Backward(entries, targets, sources, seeds, reaches, tracked_keys, stopped_from, grads,
                                       walked.complete, unconnected)
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
@@ -504,8 +504,8 @@ class GradientTape(Recorder):
             reaches = tracked
         else:
             reaches = depending_on(self.entries, reaches)
-        tapes = _state.recorders  # (usually none: gradient() is called after the `with` block)
-        outer = any(t is not self and not t._paused for t in tapes) if tapes else False
+        recorders = _state.recorders  # (usually none: gradient() is called after the `with` block)
+        outer = any(r is not self and not r._paused for r in recorders) if recorders else False
         mode = Mode.of(self, {s._key for s in sources}, on_step, backend=TENSORS if outer else NUMPY)
         # the backward pass is not part of this tape's recording
         was = self._paused, self._walking
@@ -584,6 +584,8 @@ def _unconnected(value):
 
 
 class _Paused:
+    """What ``tape.stop_recording()`` returns: a context that pauses the tape, then puts it back as it was."""
+
     def __init__(self, tape):
         self.tape = tape
 

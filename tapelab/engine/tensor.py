@@ -354,12 +354,12 @@ class Variable(Tensor):
                 f"{tuple(self.shape)} but the value has shape {tuple(new.shape)}. A Variable keeps its "
                 "shape; reshape the value, or make a new Variable."
             )
-        tapes = recording.state.recorders
-        if given and not tapes:  # (while a function is traced, the update is recorded below instead)
+        recorders = recording.state.recorders
+        if given and not recorders:  # (while a function is traced, the update is recorded below instead)
             self._value = _UPDATES[how](self._value, new, out=new)
             return self if read_value else None
         old, self._value = self._value, _UPDATES[how](self._value, new)  # a new array
-        if tapes:  # a function being traced records the update, to replay it
+        if recorders:  # a function being traced records the update, to replay it
             recording.note_assign(self, how, value if isinstance(value, Tensor) else Tensor(new), old)
         return self if read_value else None
 

@@ -138,7 +138,7 @@ class _Reading(NamedTuple):
     sources: list
     replay: bool  # the backward record was not taken for all these sources: the walk runs again from its seeds
     tracked: set  # keys of the tensors the recorder tracked
-    stopped: dict  # key -> keys it was computed from, inside stop_recording()
+    stopped_from: dict  # key -> keys it was computed from, inside stop_recording()
     watched: tuple  # the tensors it watched
 
 
@@ -161,7 +161,8 @@ def before_backward_data(tape, watched):
     the pass's gradients (the stepper shows them step by step, on the edges)."""
     bw = tape.last_backward
     tracked = {t._key for t in watched} | {e.key for e in bw.entries if e.key in bw.tracked_keys}
-    read = _Reading(bw.entries, None, list(bw.targets), list(bw.sources), False, tracked, bw.stopped, tuple(watched))
+    read = _Reading(bw.entries, None, list(bw.targets), list(bw.sources), False, tracked, bw.stopped_from,
+                    tuple(watched))
     return _data(tape, read, Retention(tape.tensors))
 
 
@@ -201,11 +202,11 @@ def _reading(tape, target, sources, shown):
     # the record's gradients answer for sources it was taken for; for others the walk runs again from its seeds
     replay = use_bw and not {s._key for s in srcs} <= {s._key for s in bw.sources}
     if bw is not None and (use_bw or not tape.entries):  # the backward record knows what was tracked then
-        tracked, stopped = bw.tracked_keys, bw.stopped
+        tracked, stopped_from = bw.tracked_keys, bw.stopped_from
     else:
         tracked = {t._key for t in tape.watched} | {e.key for e in entries if tape.tracks(shown.output(e))}
-        stopped = tape.stopped_from
-    return _Reading(entries, bw if use_bw else None, targets, srcs, replay, tracked, stopped, tape.watched)
+        stopped_from = tape.stopped_from
+    return _Reading(entries, bw if use_bw else None, targets, srcs, replay, tracked, stopped_from, tape.watched)
 
 
 def _tensors_and_ops(tape, read, shown):
@@ -246,7 +247,7 @@ def _input_info(tape, t, value, watched, placeholders, read):
         kind = "placeholder"
     elif t._key in watched or t._key in read.tracked:
         kind = "watched"
-    elif t._key in read.stopped:
+    elif t._key in read.stopped_from:
         kind = "stopped"
     else:
         kind = "constant"
@@ -280,7 +281,7 @@ def _mark_the_backward_pass(data, reaches, grads):
 
 def _explain_missing_gradients(data, read, grads):
     """Mark the sources, and say why a source's gradient is None (or zeros, as gradient() was asked to give)."""
-    tensors, ops, stopped, has_gradient = data.tensors, data.ops, read.stopped, data.has_gradient
+    tensors, ops, stopped, has_gradient = data.tensors, data.ops, read.stopped_from, data.has_gradient
     reach = _reaching(ops, data.targets)
     stopped_target = any(k in stopped for k in data.targets)
     stopped_on_path = [k for k in reach if k in stopped and k in tensors]

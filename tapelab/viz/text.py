@@ -37,7 +37,8 @@ def format_tape(tape, target=None, sources=None, values=True, max_ops=None):
     """
     data = tape_data(tape, target, sources)
     n = len(data.ops)
-    head = f"{getattr(tape, 'title', None) or type(tape).__name__}: {n} op{'s' if n != 1 else ''}"
+    title = f"Graph '{tape.name}'" if tape.is_traced_graph else type(tape).__name__  # (Graph 'f_0': 2 ops)
+    head = f"{title}: {n} op{'s' if n != 1 else ''}"
     if not data.tensors:
         return head + " (nothing recorded yet: compute with a Variable or a watched tensor inside the tape)"
 

@@ -76,9 +76,9 @@ from tapelab.engine.primitives.rules import (
 # arithmetic
 defop("negative", np.negative, (lambda B, g, out, x: -g,), ("dx = -g",), reads=())
 defop("square", np.square, (lambda B, g, out, x: g * 2 * x,), ("dx = g * 2 * x",))
+# (sqrt, reciprocal, rsqrt and exp: rules written with the output, so a tape need not keep a large x)
 defop("sqrt", np.sqrt, (lambda B, g, out, x: unless_zero(B, g, g * 0.5 / out),), ("dx = g / (2 * sqrt(x))",),
       float_only=True, reads=("out",))
-# (these two rules read only the output)
 defop("reciprocal", np.reciprocal, (lambda B, g, out, x: unless_zero(B, g, -g * out * out),), ("dx = -g / x^2",),
       float_only=True, reads=("out",))
 defop("rsqrt", lambda x: 1 / np.sqrt(x), (lambda B, g, out, x: unless_zero(B, g, -0.5 * g * out * out * out),),
