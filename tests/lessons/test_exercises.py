@@ -262,3 +262,10 @@ def test_self_check_says_what_it_needs(capsys):
         self_check("04", 2.0, ..., ...)
     with pytest.raises(ValueError, match="there is no lesson '99'"):
         self_check("99")
+
+
+def test_a_lesson_saved_before_the_move_still_finds_its_self_check():
+    from tapelab.exercises import self_check as saved  # (the import line of a lesson saved before 2026-12-02)
+    from tapelab.lessons.exercises import self_check
+
+    assert saved is self_check
