@@ -1,8 +1,8 @@
-"""What the learner's own code calls things: the name it imported tapelab under, and its tensors' names.
+"""What the learner's own code calls tapelab, and where its frames are.
 
 Messages are written with ``tl.`` (``tl.cast(x, tl.float32)``); :func:`spell` rewrites them the way
-the calling code spells the package (``tf.cast`` after ``import tapelab as tf``). Pictures of a tape
-show each tensor under the name the calling code holds it by (:func:`code_names`): ``z``, ``loss``.
+the calling code spells the package (``tf.cast`` after ``import tapelab as tf``). (Pictures of a tape name each
+tensor as the calling code does, from the same frames: ``tapelab/viz/names.py``.)
 
 Both look in the frames outside tapelab, innermost first: a notebook's user namespace, a script's
 globals, ``exec()`` namespaces, and a function's globals. A function's own locals are read only on
@@ -17,13 +17,10 @@ import os
 import re
 import sys
 
-import numpy as np
-
 _PACKAGE = __name__.split(".")[0]  # "tapelab"
 HOME = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # tapelab's own code lives here
 _TL = re.compile(r"\btl\.")
 _LIVE_LOCALS = sys.version_info >= (3, 13)  # PEP 667: f_locals is a view of the frame, not a snapshot
-_SKIP = {"In", "Out", "exit", "quit", "get_ipython"}  # IPython's own names
 
 
 def learner_frames(limit=50):
@@ -71,27 +68,3 @@ def spell(message):
         return message
     alias = package_alias()
     return message if alias == "tl" else _TL.sub(f"{alias}." if alias else "", message)
-
-
-def code_names(tensors):
-    """``tensor key -> the name the calling code holds it by``, for those of ``tensors`` it holds.
-
-    Identity only, never equal values: a name counts if it is bound to the tensor itself (or to a tensor with
-    its key: a tape gives back the tensors it let go under their own keys), or to the numpy array the tensor
-    wraps (``x = np.ones(3)`` passed to an op). The innermost frame wins; within one namespace, the name bound
-    first (dict order); names starting with ``_`` (IPython's ``_``, ``_3``) and IPython's ``In``/``Out`` are
-    skipped. A name rebound since names only what it holds now.
-    """
-    keys = {t._key for t in tensors}
-    kinds = {type(t) for t in tensors}  # (the tensor module imports this one: its classes come from here)
-    arrays = {id(t._value): t._key for t in tensors if type(t._value) is np.ndarray}
-    found = {}
-    for frame in learner_frames():
-        for namespace in namespaces(frame):
-            for name, value in list(namespace.items()):
-                key = value._key if type(value) in kinds else arrays.get(id(value))
-                if key in keys and key not in found and not name.startswith("_") and name not in _SKIP:
-                    found[key] = name
-        if len(found) == len(tensors):
-            break
-    return found

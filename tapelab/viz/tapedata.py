@@ -8,7 +8,7 @@ alive the tensors it computed; an entry gives them back, recomputed if need be).
 Names are the learner's, looked up when the picture is made, in this order:
 1. an explicit name: a Variable's ``name=`` (``x`` for ``x:0``; a layer's ``dense/kernel``), a traced
    graph's argument name; repeated ones get TF's suffixes (``kernel``, ``kernel_1``);
-2. the name the calling code holds the tensor by (:func:`tapelab.engine.learner.code_names`: identity only; if
+2. the name the calling code holds the tensor by (:func:`tapelab.viz.names.code_names`: identity only; if
    one tensor has two names, the first bound; a name rebound since names only what it holds now);
 3. a scalar constant nobody named (and not a source or target) shows its value (``2``);
 4. any other tensor gets a name no Python code can have: ``%3`` is the output of op 3 (``tape.entries[3]``),
@@ -26,11 +26,11 @@ import numpy as np
 
 from tapelab.engine import nest
 from tapelab.engine.backward import depending_on, walk
-from tapelab.engine.learner import code_names
 from tapelab.engine.retention import Retention
 from tapelab.engine.tape import UnconnectedGradients
 from tapelab.engine.tensor import Tensor, Variable
 from tapelab.viz import fmt
+from tapelab.viz.names import code_names
 
 # why a source's gradient is None, in the order they are checked
 NOT_FLOAT = "integer dtype: only float tensors have gradients"
