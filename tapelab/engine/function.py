@@ -19,6 +19,7 @@ too, so a whole training step becomes one graph.
 import contextlib
 import functools
 import inspect
+import warnings
 import weakref
 from types import SimpleNamespace
 
@@ -30,6 +31,8 @@ from tapelab.engine.learner import spell
 from tapelab.engine.recording import Recorder
 from tapelab.engine.recording import state as _state
 from tapelab.engine.recording import tracing_graph as _tracing_graph
+from tapelab.engine.plan import Plan
+from tapelab.engine.recording import switches
 from tapelab.engine.tape import Entry, run
 from tapelab.engine.tensor import Tensor, TensorShape, Variable, convert_to_tensor
 
@@ -150,6 +153,8 @@ class _StateNode:
 class _Assign(_StateNode):
     """``variable.assign(value)`` (or ``assign_add`` / ``assign_sub``)."""
 
+    kind = "assign"
+
     def __init__(self, how):
         self.name = how
 
@@ -162,11 +167,15 @@ class _Assign(_StateNode):
 
 class _PythonNode(_StateNode):
     """Python that changes state (an optimizer step, a metric update), run again on every run of the graph with
-    that run's values: ``fn(*args, **kwargs)`` with the tensors among them replaced."""
+    that run's values: ``fn(*args, **kwargs)`` with the tensors among them replaced. ``on_arrays``, if given, does
+    the same from the inputs' arrays (Variables as themselves), skipping what the trace checked: a plan calls it."""
 
-    def __init__(self, name, fn, structure, leaves):
+    kind = "python"
+
+    def __init__(self, name, fn, structure, leaves, on_arrays=None):
         self.name, self.fn, self.structure = name, fn, structure
         self.leaves = leaves  # the flattened (args, kwargs): None where a tensor input goes
+        self.on_arrays = on_arrays
 
     def replay(self, *values):
         values = iter(values)
@@ -177,9 +186,10 @@ class _PythonNode(_StateNode):
         return f"<graph node {self.name}>"
 
 
-def _python_node_or_none(name, fn, args, kwargs=None, example=None):
+def _python_node_or_none(name, fn, args, kwargs=None, example=None, on_arrays=None):
     """While ``tl.function`` traces: record ``fn(*args, **kwargs)`` as a graph node and return its output
-    (a tensor like ``example``); otherwise None, and the caller runs ``fn`` itself."""
+    (a tensor like ``example``); otherwise None, and the caller runs ``fn`` itself. ``on_arrays(*inputs)``: the
+    same work from the tensor inputs' arrays (Variables as they are), for a plan."""
     graph = _tracing_graph()
     if graph is None:
         return None
@@ -189,7 +199,7 @@ def _python_node_or_none(name, fn, args, kwargs=None, example=None):
     leaves = [None if isinstance(x, Tensor) else x for x in flat]
     out = SymbolicTensor(np.asarray(np.float32(0) if example is None else example))
     graph.tensors[out._key] = out
-    graph.entries.append(Entry(_PythonNode(name, fn, structure, leaves), inputs, tuple(t._value for t in inputs), out,
+    graph.entries.append(Entry(_PythonNode(name, fn, structure, leaves, on_arrays), inputs, tuple(t._value for t in inputs), out,
                                {}, _state.scope))
     return out
 
@@ -213,6 +223,7 @@ class Graph(Recorder):
         self.outputs = None  # the function's result (a structure of tensors and Python values)
         self._restore = {}  # id -> (Variable, value before tracing changed it)
         self.created_variables = []  # tl.Variables made while tracing (allowed on a function's first call only)
+        self.plan = None  # the nodes as one numpy program (engine/plan.py), made when tracing is over
 
     # --- recording (the graph sits on the recorder stack while the function is traced) ---------
     def _record(self, op, inputs, values, out, params, residual):
@@ -284,6 +295,16 @@ class Graph(Recorder):
                           "traces a new graph for a new signature.")
                 )
             env[p._key] = t
+        return self._run(list(env.values()))
+
+    def _run(self, feeds):
+        """Run on ``feeds`` (one tensor or numpy array per placeholder, of the traced dtype and shape): the plan's
+        numpy program when nothing records, else every node again through the op table, recorded as usual."""
+        if self.plan is not None and not _state.recorders and not switches.check_numerics:
+            arrays = self.plan.run([t._value if isinstance(t, Tensor) else t for t in feeds])
+            made = dict(zip(self.plan.outputs, arrays))
+            return self._pack(feeds, lambda t: Tensor(made[t._key]) if t._key in made else t)
+        env = {p._key: t if isinstance(t, Tensor) else Tensor(t) for p, t in zip(self.placeholders, feeds)}
 
         def value_of(t):  # a graph tensor's value in this run; Variables are read now; constants as captured
             return env[t._key] if t._key in env else t
@@ -295,8 +316,13 @@ class Graph(Recorder):
                     env[e.key] = result
             else:
                 env[e.key] = run(e.op, tuple(value_of(t) for t in e.args), **e.params)
-        return nest.pack_like(self.outputs, [value_of(t) if isinstance(t, Tensor) else t
-                                             for t in nest.flatten(self.outputs)])
+        return self._pack(feeds, value_of)
+
+    def _pack(self, feeds, value_of):
+        """The function's outputs, each graph tensor's value from ``value_of`` (a fed placeholder: what was fed)."""
+        fed = {p._key: t if isinstance(t, Tensor) else Tensor(t) for p, t in zip(self.placeholders, feeds)}
+        return nest.pack_like(self.outputs, [(fed[t._key] if t._key in fed else value_of(t))
+                                             if isinstance(t, Tensor) else t for t in nest.flatten(self.outputs)])
 
     def as_graph_def(self):
         """The graph's nodes in order, each with its ``name``, ``op`` and ``input`` (node names), as TF's
@@ -455,7 +481,7 @@ class Function:
         graph = self.graphs.get(key)
         if graph is None:
             return self._trace(key, args, kwargs, skip)
-        return graph.run(tensors)
+        return graph._run(tensors)  # (the key holds every feed's dtype and shape: they fit)
 
     def get_concrete_function(self, *args, **kwargs):
         """The traced function for these arguments (tensors, or :class:`TensorSpec` for any value of that shape
@@ -526,7 +552,7 @@ class Function:
         self.graphs[key] = graph
         self._concrete[key] = ConcreteFunction(self, _bind(self.python_function, args, kwargs), graph, skip=skip)
         # as in TF, the first call runs the new graph too: its updates happen once, outer tapes record it
-        return graph.run(_signature(args, kwargs)[1])
+        return graph._run(_signature(args, kwargs)[1])
 
     def _trace_graph(self, args, kwargs):
         graph = Graph(f"{self.name}_{len(self.graphs)}")
@@ -555,6 +581,10 @@ class Function:
         graph.outputs = nest.pack_like(outputs, [convert_to_tensor(x) if isinstance(x, (bool, int, float, np.generic))
                                                  else x for x in nest.flatten(outputs)])
         graph._expire()
+        graph.plan, why = Plan.of(graph)
+        if why:
+            warnings.warn(f"tl.function {self.name}: graph '{graph.name}' replays every node through the op table on "
+                          f"each call, since {why}; its results are the same, only slower.", stacklevel=4)
         return graph
 
     def __repr__(self):
@@ -770,6 +800,22 @@ def _map_args(fn, args, kwargs):
 
 def _signature(args, kwargs):
     """A hashable key for the arguments, and the tensor arguments in order (the graph's inputs)."""
+    if not kwargs:  # the usual call, positional tensors and numbers: the same key as below, built directly
+        key, tensors = [], []
+        for x in args:
+            cls = x.__class__
+            if cls is Tensor or cls is np.ndarray:
+                arr = x._value if cls is Tensor else x
+                key.append(("tensor", arr.shape, arr.dtype.str))
+                tensors.append(x)
+            elif cls is Variable:
+                key.append(("variable", id(x)))
+            elif cls is float or cls is int or cls is bool:
+                key.append(("python", cls.__name__, x))
+            else:
+                break
+        else:
+            return (len(args), tuple(key)), tensors
     key, tensors = [], []
     for x in nest.flatten([list(args), kwargs]):
         if isinstance(x, Variable):
@@ -787,4 +833,6 @@ def _signature(args, kwargs):
             except TypeError:
                 key.append(("python", type(x).__name__, repr(x)))
     structure = repr(nest.pack_like([list(args), kwargs], ["."] * len(nest.flatten([list(args), kwargs]))))
+    if not kwargs and structure == repr([["."] * len(args), {}]):  # (flat after all: the key the loop above makes)
+        structure = len(args)
     return (structure, tuple(key)), tensors

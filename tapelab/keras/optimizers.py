@@ -95,8 +95,18 @@ class Optimizer:
         for _, var in updates:
             self._slots_for(var)  # the state exists from the first trace on (a later trace may not make it)
         kept = [(g, var) for g, var in pairs if g is not None]
+        n = len(kept)
+
+        def on_arrays(*inputs):  # a plan's call: the gradients' arrays, then the Variables, as this trace checked them
+            for g, var in zip(inputs[:n], inputs[n:]):
+                self._update(g, var)
+            self.iterations += 1
+            return self.iterations
+
+        same_dtypes = all(g.dtype == var.dtype for g, var in kept)  # (else each run casts, in _checked_pairs)
         _python_node_or_none(f"{self.name}.apply_gradients", self._apply_pairs, ([g for g, _ in kept],
-                             [var for _, var in kept]), example=np.int64(self.iterations))
+                             [var for _, var in kept]), example=np.int64(self.iterations),
+                             on_arrays=on_arrays if same_dtypes else None)
         return self.iterations
 
     def _apply_pairs(self, gradients, variables):

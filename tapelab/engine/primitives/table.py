@@ -332,6 +332,8 @@ defop("conv2d_filter_grad", conv2d_filter_grad,
        lambda B, g, out, x, gy, kernel_shape, strides, padding: B.conv2d(x, g, strides=strides, padding=padding)),
       ("dx = gy @ g.T sent back to each window", "dgy = conv2d(x, g)"), same_dtype=True)
 defop("max_pool2d", max_pool2d, (max_pool2d_vjp,), ("dx = g at each window's maximum, 0 elsewhere",), saves=True)
+# where each window's maximum is, as an op: what a recorded rule computes (a traced graph's residual would be fixed)
+defop("max_pool2d_argmax", lambda x, ksize, strides, padding: max_pool2d(x, ksize, strides, padding)[1])
 defop("avg_pool2d", avg_pool2d,
       (lambda B, g, out, x, ksize, strides, padding:
        B.avg_pool2d_grad(g, input_shape=tuple(x.shape), ksize=ksize, strides=strides, padding=padding),),
