@@ -34,10 +34,10 @@ class Unplannable(Exception):
     """A graph node the plan cannot write out (it is replayed instead)."""
 
 
-def _alone(array):
-    # only the Variable holds this array (its slot, the caller's name for it, getrefcount's argument): no tape
-    # recorded it and no view of it is alive, so it may be written in place
-    return sys.getrefcount(array) <= 3
+def _alone(array):  # (a 0-d Variable may hold a numpy scalar, as an eager assign leaves it: never written to)
+    # only the Variable holds this array (4 references: its slot, the caller's `old`, `array` here, getrefcount's
+    # argument): no tape recorded it and no view of it is alive, so it may be written in place
+    return array.__class__ is np.ndarray and sys.getrefcount(array) <= 4
 
 
 def assign(var, value):
