@@ -1,52 +1,203 @@
-"""Eager vs traced: seed 001's linear-regression training step, both ways, in the same run.
+"""Eager vs traced (``tl.function``), against hand-written numpy in the same run: three regimes.
 
-    .venv/bin/python benchmarks/bench_function.py
+    .venv/bin/python benchmarks/bench_function.py [--repeats 5] [--no-compile]
 
-Times 200 steps (1,000 samples, plain gradient descent) eagerly and through ``tl.function`` (traced
-once, then replayed), best of 5, and checks that both end with the same W and B.
+1. seed 001's linear-regression step (1,000 samples, plain gradient descent), 200 steps: eager and traced;
+   both must end with the same W and B.
+2. the MNIST-MLP epoch of ``bench_training.py`` (784-128-10 ReLU, batch 128, SGD, 60,000 MNIST-shaped rows; Dense
+   layers, the Keras loss and optimizer): numpy by hand, tapelab eager, tapelab with a ``tl.function`` train step,
+   and PyTorch eager and ``torch.compile`` where torch is installed (columns, not dependencies); every tapelab
+   epoch must end with the numpy epoch's weights.
+3. the tiny-op chain of ``bench_engine.py`` (10,000 2x2 ops, recorded and differentiated): us per op, eager and
+   traced (the chain and its gradient as one traced function, timed after its trace).
+
+One BLAS thread (as the other benchmarks). Best of ``--repeats`` interleaved runs; ratios are to numpy's time.
 """
 
-import time
+import os
+import sys
 
-import tapelab as tl
+if __name__ == "__main__":
+    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[_var] = "1"
 
+import argparse  # noqa: E402
+import gc  # noqa: E402
+import importlib.util  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
 
-def make_step():
-    def step(W, B, x, y, lr):
-        with tl.GradientTape() as tape:
-            loss = tl.reduce_mean(tl.square(x * W + B - y))
-        dW, dB = tape.gradient(loss, [W, B])
-        W.assign_sub(dW * lr)
-        B.assign_sub(dB * lr)
-        return loss
-    return step
+import numpy as np  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_engine  # noqa: E402
+import bench_training  # noqa: E402
+import reference  # noqa: E402
 
-W, B = tl.Variable(5.0), tl.Variable(10.0)  # the same Variables every run, so the trace is reused
-
-
-def train(step, x, y, steps=200):
-    W.assign(5.0)
-    B.assign(10.0)
-    start = time.perf_counter()
-    for _ in range(steps):
-        step(W, B, x, y, 0.01)
-    return time.perf_counter() - start, float(W), float(B)
+import tapelab as tl  # noqa: E402
 
 
-def main():
+def best(fn, repeats):
+    times = []
+    for _ in range(repeats):
+        gc.collect()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+# --- 1. seed 001's step --------------------------------------------------------------------------------------
+def linear_step(W, B, x, y, lr):
+    with tl.GradientTape() as tape:
+        loss = tl.reduce_mean(tl.square(x * W + B - y))
+    dW, dB = tape.gradient(loss, [W, B])
+    W.assign_sub(dW * lr)
+    B.assign_sub(dB * lr)
+    return loss
+
+
+def seed_step(repeats, steps=200):
     tl.random.set_seed(0)
     x = tl.random.normal([1000])
     y = x * 5 + 2
-    eager, traced_fn = make_step(), tl.function(make_step())
-    traced_fn(W, B, x, y, 0.01)  # trace outside the timing
-    t_eager = min(train(eager, x, y) for _ in range(5))
-    t_traced = min(train(traced_fn, x, y) for _ in range(5))
-    assert t_eager[1:] == t_traced[1:], (t_eager, t_traced)
-    assert traced_fn.trace_count == 1
-    print(f"linear regression, 200 steps: eager {t_eager[0] * 1e3:.1f} ms ({t_eager[0] / 200 * 1e6:.0f} us/step), "
-          f"traced {t_traced[0] * 1e3:.1f} ms ({t_traced[0] / 200 * 1e6:.0f} us/step): traced/eager = "
-          f"{t_traced[0] / t_eager[0]:.2f}; same final W, B = {t_eager[1]:.4f}, {t_eager[2]:.4f}")
+    W, B = tl.Variable(5.0), tl.Variable(10.0)
+    traced_step = tl.function(linear_step)
+    ends = {}
+
+    def train(step, side):
+        def go():
+            W.assign(5.0)
+            B.assign(10.0)
+            for _ in range(steps):
+                step(W, B, x, y, 0.01)
+            ends[side] = (float(W), float(B))
+        return go
+
+    traced_step(W, B, x, y, 0.01)  # (traced outside the timing)
+    times = {"eager": [], "traced": []}
+    for _ in range(repeats):
+        times["eager"].append(best(train(linear_step, "eager"), 1))
+        times["traced"].append(best(train(traced_step, "traced"), 1))
+    assert ends["eager"] == ends["traced"] and traced_step.trace_count == 1, ends
+    eager, traced = (min(times[k]) / steps * 1e6 for k in ("eager", "traced"))
+    print(f"seed 001 step   eager {eager:.1f} us, traced {traced:.1f} us: traced / eager {traced / eager:.2f} "
+          f"(same W, B = {ends['eager'][0]:.4f}, {ends['eager'][1]:.4f})")
+
+
+# --- 2. the MNIST-MLP epoch ----------------------------------------------------------------------------------
+def traced_epoch(model, optimizer, loss_fn):
+    variables = model.trainable_variables
+
+    @tl.function
+    def train_step(x, y):
+        with tl.GradientTape() as tape:
+            loss = loss_fn(y, model(x))
+        grads = tape.gradient(loss, variables)
+        optimizer.apply_gradients(zip(grads, variables))
+        return loss
+
+    def epoch(X, Y, batch_size=128):
+        loss = None
+        for start in range(0, len(X), batch_size):
+            loss = train_step(X[start:start + batch_size], Y[start:start + batch_size])
+        return float(loss)
+    return epoch
+
+
+def torch_epoch(X, Y, compiled):
+    import torch
+    torch.set_num_threads(1)
+    W1, b1, W2, b2 = (torch.tensor(p, requires_grad=True) for p in reference.init_mlp())
+    Xt, Yt = torch.from_numpy(X), torch.from_numpy(Y).long()
+
+    def step(x, y):
+        loss = torch.nn.functional.cross_entropy(torch.relu(x @ W1 + b1) @ W2 + b2, y)
+        loss.backward()
+        with torch.no_grad():
+            for p in (W1, b1, W2, b2):
+                p -= 0.1 * p.grad
+                p.grad = None
+        return loss
+
+    step = torch.compile(step) if compiled else step
+
+    def epoch():
+        for start in range(0, len(X), 128):
+            step(Xt[start:start + 128], Yt[start:start + 128])
+    if compiled:
+        step(Xt[:128], Yt[:128])  # (compiled outside the timing; the last, smaller batch compiles once more)
+        step(Xt[-(len(X) % 128 or 128):], Yt[-(len(X) % 128 or 128):])
+    return epoch
+
+
+def mlp_epoch(repeats, rows, compile_torch):
+    X, Y = reference.mnist_like_data(rows)
+    loss_fn = tl.losses.SparseCategoricalCrossentropy(from_logits=True)
+    times = {"numpy": [], "eager": [], "traced": []}
+    peers = {}
+    if importlib.util.find_spec("torch"):
+        peers["torch eager"] = torch_epoch(X, Y, compiled=False)
+        if compile_torch:
+            try:
+                peers["torch.compile"] = torch_epoch(X, Y, compiled=True)
+            except Exception as error:  # (torch.compile needs a working compiler tool chain)
+                print(f"torch.compile skipped: {type(error).__name__}: {error}"[:200])
+    times.update({name: [] for name in peers})
+    for _ in range(repeats):
+        params = reference.init_mlp()
+        times["numpy"].append(best(lambda: reference.numpy_mlp_epoch(params, X, Y, batch_size=128, lr=0.1), 1))
+        for side in ("eager", "traced"):
+            model = bench_training.tapelab_model(reference.init_mlp())
+            optimizer = tl.optimizers.SGD(learning_rate=0.1)
+            if side == "eager":
+                times[side].append(best(lambda: bench_training.tapelab_epoch(model, optimizer, loss_fn, X, Y), 1))
+            else:
+                epoch = traced_epoch(model, optimizer, loss_fn)
+                times[side].append(best(lambda: epoch(X, Y), 1))
+            drift = max(float(np.max(np.abs(v.numpy() - p))) for v, p in zip(model.trainable_variables, params))
+            assert drift < 1e-4, (side, drift)
+        for name, epoch in peers.items():
+            times[name].append(best(epoch, 1))
+    numpy_time = min(times["numpy"])
+    print(f"MLP epoch       numpy {numpy_time:.3f} s; " + ", ".join(
+        f"{side} {min(t):.3f} s ({min(t) / numpy_time:.2f}x)" for side, t in times.items() if side != "numpy"))
+
+
+# --- 3. the tiny-op chain ------------------------------------------------------------------------------------
+def tiny_chain(repeats, n=10_000):
+    x = tl.Variable(np.ones((2, 2), np.float32))
+    a = tl.constant(np.full((2, 2), 1.0001, np.float32))
+    b = tl.constant(np.full((2, 2), 0.001, np.float32))
+
+    @tl.function
+    def chain_and_gradient():
+        with tl.GradientTape() as tape:
+            y = x
+            for _ in range(n // 2):
+                y = y * a
+                y = y + b
+        return tape.gradient(y, x)
+
+    chain_and_gradient()  # (traced outside the timing)
+    eager = min(sum(bench_engine.tiny_chain(n)) for _ in range(repeats))
+    traced = best(chain_and_gradient, repeats) / n * 1e6
+    numpy = min(bench_engine.numpy_tiny_chain(n) for _ in range(repeats))
+    print(f"tiny-op chain   numpy {numpy:.2f} us/op, eager {eager:.2f} us/op, traced {traced:.2f} us/op "
+          "(forward + backward)")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--rows", type=int, default=60_000)
+    parser.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
+    args = parser.parse_args(argv)
+    print(f"numpy {np.__version__}, OPENBLAS_CORETYPE {os.environ.get('OPENBLAS_CORETYPE', '-')}, "
+          f"best of {args.repeats}")
+    seed_step(args.repeats)
+    mlp_epoch(args.repeats, args.rows, not args.no_compile)
+    tiny_chain(args.repeats)
 
 
 if __name__ == "__main__":

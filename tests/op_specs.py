@@ -557,9 +557,8 @@ relu_grad, scatter, segment_sum = primitive("relu_grad"), primitive("scatter"), 
 conv2d_input_grad, conv2d_filter_grad = primitive("conv2d_input_grad"), primitive("conv2d_filter_grad")
 avg_pool2d_grad, max_pool2d_argmax = primitive("avg_pool2d_grad"), primitive("max_pool2d_argmax")
 RULES_OWN = [
-    OpSpec("max_pool2d_argmax", max_pool2d_argmax, grad=False,
-           zero_size=lambda x: max_pool2d_argmax(_images(x), ksize=(1, 1), strides=(1, 1), padding="SAME"),
-           no_program="integer positions, where the traced max_pool2d rule sends each window's gradient"),
+    OpSpec("max_pool2d_argmax", max_pool2d_argmax,  # (integer positions: no gradient, no random programs)
+           zero_size=lambda x: max_pool2d_argmax(_images(x), ksize=(1, 1), strides=(1, 1), padding="SAME")),
     OpSpec("relu_grad", relu_grad, grads=[(lambda u, x: relu_grad(u, x, alpha=0.1, cap=1.5),
                                            [(ANY, (3, 4)), (lambda shape: rng.choice([-1, 0.5, 2], shape), (3, 4))])],
            zero_size=lambda x: relu_grad(x, x - 0.5, alpha=0.1, cap=6.0),

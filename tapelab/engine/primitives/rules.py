@@ -167,5 +167,6 @@ def max_pool2d_vjp(B, g, out, x, ksize, strides, padding, residual):
         flat = B.scatter(B.reshape(g, shape=(-1,)), key=(residual.reshape(-1),), shape=(n,))
     else:  # recorded (a traced graph, or higher order): where the maxima are is computed as an op, on each run
         where = B.max_pool2d_argmax(x, ksize=ksize, strides=strides, padding=padding)
-        flat = B.unsorted_segment_sum(B.reshape(g, shape=(-1,)), B.reshape(where, shape=(-1,)), num_segments=n)
+        flat = B.unsorted_segment_sum(B.reshape(g, shape=(-1,)), B.reshape(where, shape=(-1,)), num_segments=n,
+                                      axis=0)
     return B.reshape(flat, shape=tuple(x.shape))
