@@ -22,9 +22,8 @@ if __name__ == "__main__":
         os.environ[_var] = "1"
 
 import argparse  # noqa: E402
-import gc  # noqa: E402
 import importlib.util  # noqa: E402
-import time  # noqa: E402
+from functools import partial  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -33,18 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_engine  # noqa: E402
 import bench_training  # noqa: E402
 import reference  # noqa: E402
+from bench_regimes import best_time as best  # noqa: E402
 
 import tapelab as tl  # noqa: E402
-
-
-def best(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        gc.collect()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 # --- 1. seed 001's step --------------------------------------------------------------------------------------
@@ -146,15 +136,14 @@ def mlp_epoch(repeats, rows, compile_torch):
     times.update({name: [] for name in peers})
     for _ in range(repeats):
         params = reference.init_mlp()
-        times["numpy"].append(best(lambda: reference.numpy_mlp_epoch(params, X, Y, batch_size=128, lr=0.1), 1))
+        times["numpy"].append(best(partial(reference.numpy_mlp_epoch, params, X, Y, batch_size=128, lr=0.1), 1))
         for side in ("eager", "traced"):
             model = bench_training.tapelab_model(reference.init_mlp())
             optimizer = tl.optimizers.SGD(learning_rate=0.1)
             if side == "eager":
-                times[side].append(best(lambda: bench_training.tapelab_epoch(model, optimizer, loss_fn, X, Y), 1))
+                times[side].append(best(partial(bench_training.tapelab_epoch, model, optimizer, loss_fn, X, Y), 1))
             else:
-                epoch = traced_epoch(model, optimizer, loss_fn)
-                times[side].append(best(lambda: epoch(X, Y), 1))
+                times[side].append(best(partial(traced_epoch(model, optimizer, loss_fn), X, Y), 1))
             drift = max(float(np.max(np.abs(v.numpy() - p))) for v, p in zip(model.trainable_variables, params))
             assert drift < 1e-4, (side, drift)
         for name, epoch in peers.items():

@@ -13,6 +13,7 @@ bottom up::
     retention               what a tape keeps of each op, and how a picture gets the rest back
     backward                the backward walk (the chain rule, op by op) and its record
     tape                    run() (every op goes through it), the record (Entry), GradientTape
+    plan                    a traced graph as one straight-line numpy program (what tl.function runs)
     function, custom        tl.function's traced graphs; custom_gradient
     gradcheck               gradients checked against finite differences
 """

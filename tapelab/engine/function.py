@@ -11,9 +11,10 @@
 
 Tracing runs the function eagerly once, on placeholders that carry the first call's values, while a
 ``Graph``, meanwhile the only recorder (``recording.state.recorders``), writes every op down (the same
-``Entry`` records a tape keeps). Replaying runs those ops again through the op table, so an outer
-``GradientTape`` records them as usual; a gradient taken *inside* the function is traced as tensor ops
-too, so a whole training step becomes one graph.
+``Entry`` records a tape keeps); a gradient taken *inside* the function is traced as tensor ops too, so a
+whole training step becomes one graph. A later call runs the graph's *plan* (:mod:`~tapelab.engine.plan`): its
+nodes as one straight-line numpy program, with the checks left to the trace. While a tape records (or
+check-numerics is on), the graph is replayed through the op table instead, so the tape sees every op.
 """
 
 import contextlib
@@ -28,11 +29,10 @@ import numpy as np
 from tapelab.engine import dtypes, nest, recording
 from tapelab.engine.errors import LeakedTensorError, UnsupportedError
 from tapelab.engine.learner import spell
-from tapelab.engine.recording import Recorder
+from tapelab.engine.plan import Plan
+from tapelab.engine.recording import Recorder, switches
 from tapelab.engine.recording import state as _state
 from tapelab.engine.recording import tracing_graph as _tracing_graph
-from tapelab.engine.plan import Plan
-from tapelab.engine.recording import switches
 from tapelab.engine.tape import Entry, run
 from tapelab.engine.tensor import Tensor, TensorShape, Variable, convert_to_tensor
 
@@ -199,8 +199,8 @@ def _python_node_or_none(name, fn, args, kwargs=None, example=None, on_arrays=No
     leaves = [None if isinstance(x, Tensor) else x for x in flat]
     out = SymbolicTensor(np.asarray(np.float32(0) if example is None else example))
     graph.tensors[out._key] = out
-    graph.entries.append(Entry(_PythonNode(name, fn, structure, leaves, on_arrays), inputs, tuple(t._value for t in inputs), out,
-                               {}, _state.scope))
+    node = _PythonNode(name, fn, structure, leaves, on_arrays)
+    graph.entries.append(Entry(node, inputs, tuple(t._value for t in inputs), out, {}, _state.scope))
     return out
 
 
