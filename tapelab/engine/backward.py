@@ -70,8 +70,12 @@ def walk(entries, seeds, reaches, mode=REPLAY):
         g = grads.get(k) if keep is None or k in keep else grads.pop(k, None)  # g = dL/dout
         if g is None:  # nothing reached this op's output (its inputs need no gradient either)
             continue
-        values, out = operands(e) if recorded else (e.kept, e.out)
-        vjps, params = e.op.vjps, e.rule_params
+        if recorded:
+            values, out = operands(e)
+        else:
+            values, out = e.kept, e.out
+        vjps = e.op.vjps
+        params = e.params if e.residual is None else e.rule_params
         parts = [] if on_step is not None else None
         for i, key in enumerate(e.keys):
             if key not in reaches:

@@ -19,10 +19,13 @@ from tapelab.engine.backward import Backward, Contribution, Mode, Step, Walked, 
 from tapelab.engine.errors import InvalidArgumentError, LeakedTensorError, UnsupportedError
 from tapelab.engine.learner import spell, stacklevel
 from tapelab.engine.primitives import NUMPY, Spec, on_tensors
-from tapelab.engine.recording import Recorder, record, switches
+from tapelab.engine.recording import Recorder, full_collections, switches
 from tapelab.engine.recording import state as _state
 from tapelab.engine.retention import SMALL, Released, Retention
 from tapelab.engine.tensor import Tensor, Variable, to_numpy
+
+
+LONG = 1000  # entries: a recording this long holds Python's full garbage collections back until it stops
 
 
 class Entry:
@@ -49,7 +52,7 @@ class Entry:
         if args is None:
             self.args, self.kept = inputs, values
             return
-        self.args = args = tuple(args)
+        self.args = args = args if args.__class__ is tuple else tuple(args)
         # what retention.py describes, applied inline (recording is the hot path): a large array no rule reads goes
         if not op.reads_out and self.out.nbytes >= SMALL:
             self.out = Released(self.out)
@@ -90,12 +93,17 @@ def run(op, inputs, **params):
     """Run primitive ``op`` on tensors ``inputs`` and record it on every tape that is watching them."""
     # the input arrays (one or two inputs, nearly every op, spelled out: run() is the hot path)
     n = len(inputs)
-    values = ((inputs[0]._value,) if n == 1 else (inputs[0]._value, inputs[1]._value) if n == 2 else
-              tuple([t._value for t in inputs]))
-    if op.same_dtype:
-        first = values[0].dtype
-        for v in values:
-            if v.dtype is not first and v.dtype != first:  # (`is` first: inputs usually share one dtype object)
+    if n == 2:
+        values = (inputs[0]._value, inputs[1]._value)
+        if op.same_dtype:
+            first, second = values[0].dtype, values[1].dtype
+            if first is not second and first != second:  # (`is` first: inputs usually share one dtype object)
+                raise InvalidArgumentError(dtype_mismatch(op, inputs))
+    else:
+        values = (inputs[0]._value,) if n == 1 else tuple([t._value for t in inputs])
+        if op.same_dtype and n:
+            first = values[0].dtype
+            if any(v.dtype is not first and v.dtype != first for v in values):
                 raise InvalidArgumentError(dtype_mismatch(op, inputs))
     if op.float_only and values[0].dtype.kind != "f":
         raise InvalidArgumentError(
@@ -113,7 +121,10 @@ def run(op, inputs, **params):
     if op.saves:
         value, residual = value
     out = Tensor(value if type(value) is np.ndarray else np.asarray(value))
-    record(op, inputs, values, out, params, residual)
+    recorders = _state.recorders
+    if recorders:  # (recording.record(), inline: usually no recorder, or one tape)
+        for recorder in recorders:
+            recorder._record(op, inputs, values, out, params, residual)
     if switches.check_numerics and out._value.dtype.kind == "f" and not np.isfinite(out._value).all():
         raise numerics.forward_error(op, inputs, out)  # (recorded first, so the error can point at the entry)
     return out
@@ -161,9 +172,10 @@ class GradientTape(Recorder):
         self._stopped_from = {}  # key -> keys of the tracked or stopped tensors it was computed from
         self._paused = False  # True inside stop_recording() and during its own backward pass
         self._walking = False  # True during its own backward pass (whose ops are not the learner's: not noted)
-        self.last_backward = None  # a Backward record of the latest gradient() call
+        self._last_backward = None  # the latest gradient() call's Backward record, or what makes it (see below)
         self._used = False
         self._forgotten = None  # after a reset(): the keys this tape tracked before
+        self._holding = False  # it holds Python's full garbage collections back (a long recording)
 
     # --- recording ---------------------------------------------------------------------------
     def __enter__(self):
@@ -183,6 +195,9 @@ class GradientTape(Recorder):
     def __exit__(self, *exc):
         if self in _state.recorders:
             _state.recorders.remove(self)
+        if self._holding:
+            self._holding = False
+            full_collections.release()
         return False
 
     def _record(self, op, inputs, values, out, params, residual):
@@ -203,21 +218,47 @@ class GradientTape(Recorder):
             if came_from:
                 stopped[out._key], stopped_from[out._key] = out, tuple(came_from)
             return
-        args, hit = [], False  # per input: the tensor, or the entry that computed it on this tape
-        for t in inputs:
-            made = tracked.get(t._key)
-            if made is not None:
-                hit = True
-            elif (isinstance(t, Variable) and self.watch_accessed_variables and t.trainable
-                  and t._value.dtype.kind == "f"):
-                made = tracked[t._key] = self._watched[t._key] = t  # a trainable Variable read while recording
-                hit = True
-            args.append(t if made is None else made)
-        if hit:
-            entry = Entry(op, inputs, values, out, params, _state.scope, residual, args)
-            self.entries.append(entry)
-            if out._value.dtype.kind == "f":
-                tracked[out._key] = entry
+        # per input, the entry that computed it on this tape, or the tensor itself (tracked if it is watched); None
+        # if the tape does not track it (one or two inputs, nearly every op, spelled out: recording is the hot path)
+        if len(inputs) == 2:
+            x, y = inputs
+            mx, my = tracked.get(x._key), tracked.get(y._key)
+            if mx is None and isinstance(x, Variable):
+                mx = self._read(x)
+            if my is None and isinstance(y, Variable):
+                my = self._read(y)
+            if mx is None and my is None:
+                return
+            args = (x if mx is None else mx, y if my is None else my)
+        elif len(inputs) == 1:
+            (x,) = inputs
+            mx = tracked.get(x._key)
+            if mx is None and isinstance(x, Variable):
+                mx = self._read(x)
+            if mx is None:
+                return
+            args = (mx,)
+        else:
+            made = [tracked.get(t._key) for t in inputs]
+            made = [self._read(t) if m is None and isinstance(t, Variable) else m for t, m in zip(inputs, made)]
+            if all(m is None for m in made):
+                return
+            args = tuple([t if m is None else m for t, m in zip(inputs, made)])
+        entry = Entry(op, inputs, values, out, params, _state.scope, residual, args)
+        entries = self.entries
+        entries.append(entry)
+        if out._value.dtype.kind == "f":
+            tracked[out._key] = entry
+        if len(entries) == LONG and not self._holding:  # a long recording: full collections wait (recording.py)
+            self._holding = True
+            full_collections.hold()
+
+    def _read(self, variable):
+        """``variable`` was read while recording: watched (and returned) if it is trainable and float, else None."""
+        if self.watch_accessed_variables and variable.trainable and variable._value.dtype.kind == "f":
+            self._tracked[variable._key] = self._watched[variable._key] = variable
+            return variable
+        return None
 
     def watch(self, tensor):
         """Ask the tape to track ``tensor`` (or a list/tuple/dict of them) so gradients can reach it."""
@@ -240,8 +281,20 @@ class GradientTape(Recorder):
 
     @property
     def watched(self):
-        """Every tensor watched so far (explicitly, or Variables read while recording), in order."""
+        """Every tensor watched so far (explicitly, or Variables read while recording), in order; after a one-shot
+        tape's gradient(), its Variables (as TF still lists them)."""
+        if self._used:
+            return tuple(t for t in self._watched.values() if isinstance(t, Variable))
         return tuple(self._watched.values())
+
+    @property
+    def last_backward(self):
+        """A :class:`Backward` record of the latest ``gradient()`` call (None before one), for the pictures: made
+        when first asked for, from what the call kept."""
+        record = self._last_backward
+        if record.__class__ is tuple:
+            record = self._last_backward = Backward(*record)
+        return record
 
     @property
     def stopped(self):
@@ -283,7 +336,7 @@ class GradientTape(Recorder):
         self._tracked.clear()
         self._stopped.clear()
         self._stopped_from.clear()
-        self.last_backward = None
+        self._last_backward = None
         self._used = False
 
     # --- playing back --------------------------------------------------------------------------
@@ -342,8 +395,8 @@ class GradientTape(Recorder):
         else:  # a one-shot tape lets go of these right after (_release), so they need no copy
             entries, reaches, tracked_keys, stopped_from = (self.entries, walked.reaches, self._tracked.keys(),
                                                             self._stopped_from)
-        self.last_backward = Backward(entries, targets, sources, seeds, reaches, tracked_keys, stopped_from, grads,
-                                      walked.complete, unconnected)
+        self._last_backward = (entries, targets, sources, seeds, reaches, tracked_keys, stopped_from, grads,
+                               walked.complete, unconnected)
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):
@@ -471,7 +524,7 @@ class GradientTape(Recorder):
         for t, g in zip(targets, given):
             value = t._value
             if g is None:
-                g = np.ones(value.shape, value.dtype)
+                g = _ones(value)
             else:
                 g = np.asarray(g, dtype=value.dtype)
             if g.shape != value.shape:
@@ -545,7 +598,6 @@ class GradientTape(Recorder):
             self._used = True
             self.entries = []
             self._tracked = {}
-            self._watched = {k: t for k, t in self._watched.items() if isinstance(t, Variable)}  # TF still lists them
             self._stopped = {}
             self._stopped_from = {}
 
@@ -561,6 +613,20 @@ class GradientTape(Recorder):
         if recording.display.mimebundle is None:
             return {"text/plain": repr(self)}
         return recording.display.mimebundle(self, include, exclude)
+
+
+_SCALAR_ONES = {}  # dtype -> a read-only 1 of it: the seed of a scalar target (the usual loss), made once
+
+
+def _ones(value):
+    """Ones of ``value``'s shape and dtype: the seed dL/dL (read-only: a rule never writes into its g)."""
+    if value.ndim:
+        return np.ones(value.shape, value.dtype)
+    one = _SCALAR_ONES.get(value.dtype)
+    if one is None:
+        one = _SCALAR_ONES[value.dtype] = np.ones((), value.dtype)
+        one.flags.writeable = False
+    return one
 
 
 def _as_target(t, what):
@@ -614,12 +680,15 @@ class name_scope:
         self.name = name
 
     def __enter__(self):  # (the outer path is kept per thread, so one name_scope object can be reused and nested)
-        _state.outer_scopes.append(_state.scope)
-        _state.scope = f"{_state.scope}{self.name}/"
-        return _state.scope
+        state = _state
+        scope = state.scope
+        state.outer_scopes.append(scope)
+        state.scope = scope = f"{scope}{self.name}/"
+        return scope
 
     def __exit__(self, *exc):
-        _state.scope = _state.outer_scopes.pop()
+        state = _state
+        state.scope = state.outer_scopes.pop()
         return False
 
 

@@ -18,11 +18,13 @@ import threading
 
 import numpy as np
 
-from tapelab import array_ops, linalg, nn
+from tapelab import array_ops, nn
 from tapelab import math as tmath
 from tapelab.engine import dtypes
 from tapelab.engine.errors import InvalidArgumentError
 from tapelab.engine.learner import spell
+from tapelab.engine.primitives import OPS
+from tapelab.engine.tape import run
 from tapelab.engine.tensor import Tensor, Variable, convert_to_tensor
 from tapelab.keras import activations, initializers
 from tapelab.keras.initializers import glorot_uniform  # noqa: F401  (tl.layers.glorot_uniform, as before)
@@ -35,6 +37,7 @@ from tapelab.keras.naming import (
 from tapelab.module import Module, leaves
 
 get_activation = activations.get
+_MATMUL, _ADD = OPS["matmul"], OPS["add"]
 ACTIVATIONS = activations._BY_NAME
 
 
@@ -104,12 +107,14 @@ class Layer(Module):
             training = outer
         if training is not None and _takes(type(self), "training"):
             kwargs["training"] = training  # (None: call's own default applies, as in Keras)
-        _context.training = training
+        if training is not outer:
+            _context.training = training
         try:
             with self.name_scope:
                 out = self.call(inputs, *args, **kwargs)
         finally:
-            _context.training = outer
+            if training is not outer:
+                _context.training = outer
         if self.output_shape is None and isinstance(out, Tensor):  # (for summary(): the first call's, per example)
             self.output_shape = (None,) + out._value.shape[1:]
         return out
@@ -251,9 +256,10 @@ class Dense(Layer):
                 f"{tuple(self.kernel.shape)}) but got inputs of shape {tuple(inputs.shape)}. A layer's input size "
                 "is fixed by its first call; make a new layer for a different input size."
             )
-        y = linalg.matmul(inputs, self.kernel)  # (batch, in) @ (in, units) -> (batch, units)
+        # the checks tl.matmul and tl.add would repeat (dtypes, ranks, sizes) are the layer's own, above: run the ops
+        y = run(_MATMUL, (inputs, self.kernel))  # (batch, in) @ (in, units) -> (batch, units)
         if self.use_bias:
-            y = tmath.add(y, self.bias)  # the bias broadcasts over the batch
+            y = run(_ADD, (y, self.bias))  # the bias broadcasts over the batch
         return self.activation(y)
 
     def __repr__(self):
