@@ -5,7 +5,8 @@
 1. seed 001's linear-regression step (1,000 samples, plain gradient descent), 200 steps: eager and traced;
    both must end with the same W and B.
 2. the MNIST-MLP epoch of ``bench_training.py`` (784-128-10 ReLU, batch 128, SGD, 60,000 MNIST-shaped rows; Dense
-   layers, the Keras loss and optimizer): numpy by hand, tapelab eager, tapelab with a ``tl.function`` train step,
+   layers, the Keras loss and optimizer): numpy by hand, tapelab eager, tapelab with a ``tl.function`` train step
+   (its two batch shapes traced before the timing, as TF's guides time a traced step),
    and PyTorch eager and ``torch.compile`` where torch is installed (columns, not dependencies); every tapelab
    epoch must end with the numpy epoch's weights.
 3. the tiny-op chain of ``bench_engine.py`` (10,000 2x2 ops, recorded and differentiated): us per op, eager and
@@ -92,7 +93,15 @@ def traced_epoch(model, optimizer, loss_fn):
         for start in range(0, len(X), batch_size):
             loss = train_step(X[start:start + batch_size], Y[start:start + batch_size])
         return float(loss)
-    return epoch
+
+    def traced(X, Y, batch_size=128):  # each batch shape traced once, then the weights put back: timed traced
+        start_weights = [v.numpy() for v in variables]
+        for rows in {batch_size, len(X) % batch_size or batch_size}:
+            train_step(X[:rows], Y[:rows])
+        for v, w in zip(variables, start_weights):
+            v.assign(w)
+        return epoch
+    return traced
 
 
 def torch_epoch(X, Y, compiled):
@@ -143,7 +152,7 @@ def mlp_epoch(repeats, rows, compile_torch):
             if side == "eager":
                 times[side].append(best(partial(bench_training.tapelab_epoch, model, optimizer, loss_fn, X, Y), 1))
             else:
-                times[side].append(best(partial(traced_epoch(model, optimizer, loss_fn), X, Y), 1))
+                times[side].append(best(partial(traced_epoch(model, optimizer, loss_fn)(X, Y), X, Y), 1))
             drift = max(float(np.max(np.abs(v.numpy() - p))) for v, p in zip(model.trainable_variables, params))
             assert drift < 1e-4, (side, drift)
         for name, epoch in peers.items():

@@ -84,7 +84,7 @@ def walk(entries, seeds, reaches, mode=REPLAY):
             if rule is None:
                 raise _no_rule(e, i)
             try:
-                c = rule(B, g, out, *values, **params)  # this op's part of dL/dx_i
+                c = rule(B, g, out, *values, **params) if params else rule(B, g, out, *values)  # op's part of dL/dx_i
             except InvalidArgumentError as err:  # a recorded VJP op (higher order) produced NaN/Inf
                 if err.phase != "forward":
                     raise

@@ -20,29 +20,22 @@ through ``run()``; so does every call while a tape records (it must see the ops)
 
 import functools
 import keyword
-import sys
 
 import numpy as np
 
 from tapelab.engine import nest
 from tapelab.engine.errors import InvalidArgumentError, LeakedTensorError, UnsupportedError
 from tapelab.engine.primitives import Op
-from tapelab.engine.tensor import Tensor, Variable
+from tapelab.engine.tensor import Tensor, Variable, alone
 
 
 class Unplannable(Exception):
     """A graph node the plan cannot write out (it is replayed instead)."""
 
 
-def _alone(array):  # (a 0-d Variable may hold a numpy scalar, as an eager assign leaves it: never written to)
-    # only the Variable holds this array (4 references: its slot, the caller's `old`, `array` here, getrefcount's
-    # argument): no tape recorded it and no view of it is alive, so it may be written in place
-    return array.__class__ is np.ndarray and sys.getrefcount(array) <= 4
-
-
 def assign(var, value):
     old = var._value
-    if _alone(old):
+    if alone(old):
         np.copyto(old, value)
     else:
         var._value = np.array(value)
@@ -50,7 +43,7 @@ def assign(var, value):
 
 def assign_add(var, value):
     old = var._value
-    if _alone(old):
+    if alone(old):
         np.add(old, value, out=old)
     else:
         var._value = old + value
@@ -58,7 +51,7 @@ def assign_add(var, value):
 
 def assign_sub(var, value):
     old = var._value
-    if _alone(old):
+    if alone(old):
         np.subtract(old, value, out=old)
     else:
         var._value = old - value

@@ -1,6 +1,7 @@
 """Tensor and Variable: immutable values and mutable model state, shaped like TF's eager tensors."""
 
 import itertools
+import sys
 
 import numpy as np
 
@@ -280,6 +281,13 @@ class _Ref:
 
 
 # how a Variable's new array comes from the old one and the value (into ``out``, an array the caller gives away)
+def alone(array):
+    """Whether only its holder's two names refer to ``array`` (the holder's slot and the caller's local, besides
+    this call's own two): no tape recorded it and no view of it is alive, so it may be written in place. (A 0-d
+    Variable may hold a numpy scalar, as an update of 0-d arrays leaves it: never written to.)"""
+    return array.__class__ is np.ndarray and sys.getrefcount(array) <= 4
+
+
 _UPDATES = {"assign": lambda old, new, out=None: np.array(new) if out is None else new,
             "assign_add": np.add, "assign_sub": np.subtract}
 
@@ -356,7 +364,11 @@ class Variable(Tensor):
             )
         recorders = recording.state.recorders
         if given and not recorders:  # (while a function is traced, the update is recorded below instead)
-            self._value = _UPDATES[how](self._value, new, out=new)
+            old = self._value
+            if how != "assign" and alone(old):  # nothing else holds the old array (no tape, no view): in place
+                _UPDATES[how](old, new, out=old)
+            else:
+                self._value = _UPDATES[how](old, new, out=new)
             return self if read_value else None
         old, self._value = self._value, _UPDATES[how](self._value, new)  # a new array
         if recorders:  # a function being traced records the update, to replay it

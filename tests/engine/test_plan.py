@@ -142,3 +142,4 @@ def test_a_graph_with_a_node_the_plan_does_not_know_says_why_and_is_replayed():
     graph.entries[0].op = object()
     plan, why = Plan.of(graph)
     assert plan is None and "neither an op of the table" in why
+

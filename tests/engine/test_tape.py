@@ -451,3 +451,36 @@ def test_one_name_scope_object_can_be_reused_and_nested():
         e = x * 6.0
     assert [entry.scope for entry in tape.entries] == ["outer/inner/inner/", "outer/inner/", "outer/", "outer/", ""]
     assert all(t is not None for t in (a, b, c, d, e))
+
+
+def test_a_long_recording_holds_full_garbage_collections_back_until_it_stops():
+    import gc
+
+    from tapelab.engine.tape import LONG
+
+    before = gc.get_threshold()
+    x = tl.Variable(1.0)
+    with tl.GradientTape() as outer:
+        with tl.GradientTape() as inner:
+            y = x * 1.0
+            assert gc.get_threshold() == before  # (a short recording changes nothing)
+            for _ in range(LONG):
+                y = y * 1.0
+            assert gc.get_threshold()[2] > before[2] and gc.get_threshold()[:2] == before[:2]
+        assert gc.get_threshold()[2] > before[2]  # (the outer tape recorded as long: it holds them too)
+    assert gc.get_threshold() == before
+    assert float(inner.gradient(y, x)) == 1.0 and outer.gradient(y, x) is not None
+
+
+def test_an_eager_update_writes_in_place_only_into_an_array_nothing_else_holds():
+    v = tl.Variable([1.0, 2.0])
+    optimizer = tl.optimizers.SGD(learning_rate=0.5)
+    optimizer.apply_gradients([(tl.constant([1.0, 1.0]), v)])
+    alone = id(v._value)
+    optimizer.apply_gradients([(tl.constant([1.0, 1.0]), v)])  # nothing holds the old array: written in place
+    assert id(v._value) == alone and v.numpy().tolist() == [0.0, 1.0]
+    with tl.GradientTape() as tape:
+        y = tl.reduce_sum(v * v)
+    held = v._value
+    optimizer.apply_gradients([(tape.gradient(y, v), v)])  # the tape's record holds it: a new array
+    assert v._value is not held and held.tolist() == [0.0, 1.0] and v.numpy().tolist() == [0.0, 0.0]
