@@ -12,7 +12,8 @@
 3. the tiny-op chain of ``bench_engine.py`` (10,000 2x2 ops, recorded and differentiated): us per op, eager and
    traced (the chain and its gradient as one traced function, timed after its trace).
 
-One BLAS thread (as the other benchmarks). Best of ``--repeats`` interleaved runs; ratios are to numpy's time.
+One BLAS thread (as the other benchmarks). Medians of ``--repeats`` interleaved runs; an epoch's ratio is the median
+of each repeat's ratio to the numpy epoch run just before it (a shared machine's speed drifts between repeats).
 """
 
 import os
@@ -26,6 +27,7 @@ import argparse  # noqa: E402
 import importlib.util  # noqa: E402
 from functools import partial  # noqa: E402
 from pathlib import Path  # noqa: E402
+from statistics import median  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -71,7 +73,7 @@ def seed_step(repeats, steps=200):
         times["eager"].append(best(train(linear_step, "eager"), 1))
         times["traced"].append(best(train(traced_step, "traced"), 1))
     assert ends["eager"] == ends["traced"] and traced_step.trace_count == 1, ends
-    eager, traced = (min(times[k]) / steps * 1e6 for k in ("eager", "traced"))
+    eager, traced = (median(times[k]) / steps * 1e6 for k in ("eager", "traced"))
     print(f"seed 001 step   eager {eager:.1f} us, traced {traced:.1f} us: traced / eager {traced / eager:.2f} "
           f"(same W, B = {ends['eager'][0]:.4f}, {ends['eager'][1]:.4f})")
 
@@ -157,9 +159,10 @@ def mlp_epoch(repeats, rows, compile_torch):
             assert drift < 1e-4, (side, drift)
         for name, epoch in peers.items():
             times[name].append(best(epoch, 1))
-    numpy_time = min(times["numpy"])
-    print(f"MLP epoch       numpy {numpy_time:.3f} s; " + ", ".join(
-        f"{side} {min(t):.3f} s ({min(t) / numpy_time:.2f}x)" for side, t in times.items() if side != "numpy"))
+    # each repeat's sides ran back to back: the median of their ratios to that repeat's numpy epoch
+    ratios = {side: median([a / b for a, b in zip(t, times["numpy"])]) for side, t in times.items()}
+    print(f"MLP epoch       numpy {median(times['numpy']):.3f} s; " + ", ".join(
+        f"{side} {median(t):.3f} s ({ratios[side]:.2f}x)" for side, t in times.items() if side != "numpy"))
 
 
 # --- 3. the tiny-op chain ------------------------------------------------------------------------------------
@@ -178,9 +181,9 @@ def tiny_chain(repeats, n=10_000):
         return tape.gradient(y, x)
 
     chain_and_gradient()  # (traced outside the timing)
-    eager = min(sum(bench_engine.tiny_chain(n)) for _ in range(repeats))
-    traced = best(chain_and_gradient, repeats) / n * 1e6
-    numpy = min(bench_engine.numpy_tiny_chain(n) for _ in range(repeats))
+    eager = median([sum(bench_engine.tiny_chain(n)) for _ in range(repeats)])
+    traced = median([best(chain_and_gradient, 1) for _ in range(repeats)]) / n * 1e6
+    numpy = median([bench_engine.numpy_tiny_chain(n) for _ in range(repeats)])
     print(f"tiny-op chain   numpy {numpy:.2f} us/op, eager {eager:.2f} us/op, traced {traced:.2f} us/op "
           "(forward + backward)")
 
@@ -192,7 +195,7 @@ def main(argv=None):
     parser.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
     args = parser.parse_args(argv)
     print(f"numpy {np.__version__}, OPENBLAS_CORETYPE {os.environ.get('OPENBLAS_CORETYPE', '-')}, "
-          f"best of {args.repeats}")
+          f"medians of {args.repeats}")
     seed_step(args.repeats)
     mlp_epoch(args.repeats, args.rows, not args.no_compile)
     tiny_chain(args.repeats)

@@ -24,7 +24,7 @@ from tapelab.engine.recording import state as _state
 from tapelab.engine.retention import SMALL, Released, Retention
 from tapelab.engine.tensor import Tensor, Variable, to_numpy
 
-LONG = 1000  # entries: a recording this long holds Python's full garbage collections back until it stops
+LONG = 100  # entries: a recording this long holds Python's full garbage collections back until it stops
 
 
 class Entry:
