@@ -556,7 +556,23 @@ IMAGES = [
 relu_grad, scatter, segment_sum = primitive("relu_grad"), primitive("scatter"), primitive("unsorted_segment_sum")
 conv2d_input_grad, conv2d_filter_grad = primitive("conv2d_input_grad"), primitive("conv2d_filter_grad")
 avg_pool2d_grad, max_pool2d_argmax = primitive("avg_pool2d_grad"), primitive("max_pool2d_argmax")
+xent_residual = primitive("sparse_xent_residual")
+
+
+def gen_xent_residual(b):
+    f, indices = gen_xent(b)
+    labels = f.__closure__[0].cell_contents  # (gen_xent's labels, drawn for this program)
+    return (lambda z: xent_residual(tl.constant(labels), z)), indices
+
+
 RULES_OWN = [
+    OpSpec("sparse_xent_residual", xent_residual, grads=[
+        (lambda z: xent_residual(tl.constant([0, 3, 1]), z), [(ANY, (3, 4))]),
+        (lambda z: xent_residual(tl.constant(2), z), [(ANY, (4,))])],
+        zero_size=lambda x: xent_residual(tl.zeros(tuple(x.shape)[:-1], tl.int32), x) if x.ndim else xent_residual(
+            tl.constant(0), tl.reshape(x, (1,))),
+        undefined={(0,): "outside the valid range", (2, 0): "outside the valid range"},
+        program=gen_xent_residual),
     OpSpec("max_pool2d_argmax", max_pool2d_argmax,  # (integer positions: no gradient, no random programs)
            zero_size=lambda x: max_pool2d_argmax(_images(x), ksize=(1, 1), strides=(1, 1), padding="SAME")),
     OpSpec("relu_grad", relu_grad, grads=[(lambda u, x: relu_grad(u, x, alpha=0.1, cap=1.5),

@@ -80,10 +80,6 @@ class Plan:
         for p, name in zip(graph.placeholders, placeholders):
             names[p._key] = name
         constant = {}  # key -> array, for what the trace computed from constants alone: computed once, here
-        last_use = {}
-        for k, e in enumerate(graph.entries):
-            for t in e.args:
-                last_use[t._key] = k
         fed = {p._key for p in graph.placeholders}
         outputs = list(dict.fromkeys(t._key for t in nest.flatten(graph.outputs)  # (what the nodes make, once each)
                                      if isinstance(t, Tensor) and t._key in graph.tensors and t._key not in fed))
@@ -104,6 +100,22 @@ class Plan:
                 value = t._value  # a constant, captured as traced
             return self._bind(Tensor(value) if tensors else value, "c")
 
+        # an op computing what an earlier op saved as its residual, from the same inputs (the cross-entropy's traced
+        # rule), takes that residual: the saving op's line keeps it as t<k>r
+        savers, reuses = {}, {}
+        for k, e in enumerate(graph.entries):
+            if isinstance(e.op, Op) and not e.params:
+                if e.op.saves:
+                    savers[(e.op.name, e.keys)] = k
+                elif e.op.residual_of and (e.op.residual_of, e.keys) in savers:
+                    reuses[k] = savers[(e.op.residual_of, e.keys)]
+        kept_residuals = set(reuses.values())
+        last_use = {}  # key -> the last line that reads it
+        for k, e in enumerate(graph.entries):
+            for t in e.args:
+                if k not in reuses:
+                    last_use[t._key] = k
+
         for k, e in enumerate(graph.entries):
             out, op = f"t{k}", e.op
             kind = "op" if isinstance(op, Op) else getattr(op, "kind", None)
@@ -111,14 +123,18 @@ class Plan:
                     t._key in constant or not isinstance(t, Variable) and t._key not in graph.tensors for t in e.args):
                 constant[e.key] = e.out  # (a pure op on constants: its value is what the trace computed)
                 continue
+            if k in reuses and reuses[k] not in constant:
+                names[e.key] = f"t{reuses[k]}r"  # (no line: the saving op's line made it)
+                continue
             python = kind == "python"
             args = ", ".join(use(t, tensors=python and not op.on_arrays, variables=python) for t in e.args)
             if kind == "op":
                 call = self._bind(functools.partial(op.forward, **e.params) if e.params else op.forward,
                                   op.name)
-                line = f"{out} = {call}({args}){'[0]' if op.saves else ''}"
+                result = f"{call}({args}){'[0]' if op.saves and k not in kept_residuals else ''}"
                 if e.out.ndim == 0:  # (a 0-d result may come back as a numpy scalar: run() makes it an array)
-                    line = f"{out} = asarray({line.split(' = ', 1)[1]})"
+                    result = f"asarray({result})" if k not in kept_residuals else f"{result}; {out} = asarray({out})"
+                line = f"{out}, {out}r = {result}" if k in kept_residuals else f"{out} = {result}"
                 names[e.key] = out
             elif kind == "assign":
                 variable, value = e.args

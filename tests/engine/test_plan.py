@@ -143,3 +143,20 @@ def test_a_graph_with_a_node_the_plan_does_not_know_says_why_and_is_replayed():
     plan, why = Plan.of(graph)
     assert plan is None and "neither an op of the table" in why
 
+
+
+def test_a_traced_cross_entropy_gradient_takes_the_residual_its_forward_saved():
+    @tl.function
+    def grad(labels, logits):
+        with tl.GradientTape() as tape:
+            tape.watch(logits)
+            loss = tl.reduce_mean(tl.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+        return tape.gradient(loss, logits)
+
+    labels, logits = tl.constant([0, 2]), tl.constant([[1.0, 2.0, 0.5], [0.1, 0.2, 3.0]])
+    plan = grad.get_concrete_function(labels, logits).graph.plan
+    assert "sparse_xent_residual" not in str(plan) and "r = sparse_softmax_cross_entropy_with_logits" in str(plan)
+    with tl.GradientTape() as tape:
+        tape.watch(logits)
+        loss = tl.reduce_mean(tl.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+    assert grad(labels, logits).numpy().tobytes() == tape.gradient(loss, logits).numpy().tobytes()

@@ -29,10 +29,10 @@ class Op:
     """One primitive. ``vjps[i]`` is the rule for input ``i`` (``None``: no gradient flows there)."""
 
     __slots__ = ("name", "forward", "vjps", "formulas", "same_dtype", "float_only", "saves", "broadcasts", "reads",
-                 "unread", "reads_out")
+                 "unread", "reads_out", "residual_of")
 
     def __init__(self, name, forward, vjps=None, formulas=(), same_dtype=False, float_only=False, saves=False,
-                 broadcasts=False, reads=None):
+                 broadcasts=False, reads=None, residual_of=None):
         self.name = name
         self.forward = forward
         self.vjps = vjps  # None: the whole op is not differentiable (never recorded)
@@ -48,6 +48,9 @@ class Op:
         self.reads = reads
         self.unread = () if reads is None else tuple(i for i in range(len(vjps)) if i not in reads)  # (positions)
         self.reads_out = reads is None or "out" in reads
+        # the name of the op whose saved residual this op computes, from the same inputs (a traced rule's op: a plan
+        # takes the residual the forward saved instead of running this one)
+        self.residual_of = residual_of
 
     @property
     def differentiable(self):

@@ -78,8 +78,13 @@ def sparse_xent_vjp(B, g, out, labels, logits, residual):
     # A recorded backward pass (higher order) must see how the bracket depends on logits: recompute it as ops.
     if B is NUMPY:
         return g[..., None] * residual
-    residual = B.softmax(logits, axis=-1) - B.one_hot(labels, depth=logits.shape[-1], dtype=logits.dtype)
-    return B.reshape(g, shape=tuple(g.shape) + (1,)) * residual
+    return B.reshape(g, shape=tuple(g.shape) + (1,)) * B.sparse_xent_residual(labels, logits)
+
+
+def sparse_xent_residual_vjp(B, g, out, labels, logits):
+    # out = softmax(logits) - one_hot(labels): the one-hot is constant, so this is softmax's rule, p = softmax(logits)
+    p = B.softmax(logits, axis=-1)
+    return p * (g - B.reduce_sum(g * p, axis=(-1,), keepdims=True))
 
 
 def cumprod_vjp(B, g, out, x, axis, exclusive, reverse):

@@ -64,6 +64,7 @@ from tapelab.engine.primitives.rules import (
     pad_vjp,
     prod_vjp,
     select,
+    sparse_xent_residual_vjp,
     sparse_xent_vjp,
     swap_last,
     to_full,
@@ -263,6 +264,11 @@ defop("sparse_softmax_cross_entropy_with_logits", sparse_xent,
       (None, sparse_xent_vjp),
       ("dlabels = None (class ids have no gradient)", "dlogits = g * (softmax(logits) - one_hot(labels))"),
       saves=True)
+# softmax(logits) - one_hot(labels), what the cross-entropy saves: the op its recorded rule runs (higher order, traced)
+defop("sparse_xent_residual", lambda labels, logits: sparse_xent(labels, logits)[1],
+      (None, sparse_xent_residual_vjp),
+      ("dlabels = None (class ids have no gradient)", "dlogits = p * (g - sum(g * p)),  p = softmax(logits)"),
+      residual_of="sparse_softmax_cross_entropy_with_logits")
 
 
 # --- shapes, picking, joining ----------------------------------------------------------------------------------
