@@ -1,6 +1,6 @@
 """Eager vs traced (``tl.function``), against hand-written numpy in the same run: three regimes.
 
-    .venv/bin/python benchmarks/bench_function.py [--repeats 5] [--no-compile]
+    .venv/bin/python benchmarks/bench_function.py [--repeats 5] [--no-compile] [--only tiny] [--tapelab DIR]
 
 1. seed 001's linear-regression step (1,000 samples, plain gradient descent), 200 steps: eager and traced;
    both must end with the same W and B.
@@ -22,6 +22,8 @@ import sys
 if __name__ == "__main__":
     for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[_var] = "1"
+    if "--tapelab" in sys.argv:  # another checkout's tapelab, timed the same way (an A/B pair)
+        sys.path.insert(0, os.path.abspath(sys.argv[sys.argv.index("--tapelab") + 1]))
 
 import argparse  # noqa: E402
 import importlib.util  # noqa: E402
@@ -193,12 +195,18 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--rows", type=int, default=60_000)
     parser.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
+    parser.add_argument("--only", choices=["seed", "mlp", "tiny"], action="append")
+    parser.add_argument("--tapelab", help="time the tapelab of this checkout instead (read before the import)")
     args = parser.parse_args(argv)
-    print(f"numpy {np.__version__}, OPENBLAS_CORETYPE {os.environ.get('OPENBLAS_CORETYPE', '-')}, "
-          f"medians of {args.repeats}")
-    seed_step(args.repeats)
-    mlp_epoch(args.repeats, args.rows, not args.no_compile)
-    tiny_chain(args.repeats)
+    only = set(args.only or ["seed", "mlp", "tiny"])
+    print(f"tapelab from {Path(tl.__file__).parent.parent}, numpy {np.__version__}, OPENBLAS_CORETYPE "
+          f"{os.environ.get('OPENBLAS_CORETYPE', '-')}, medians of {args.repeats}")
+    if "seed" in only:
+        seed_step(args.repeats)
+    if "mlp" in only:
+        mlp_epoch(args.repeats, args.rows, not args.no_compile)
+    if "tiny" in only:
+        tiny_chain(args.repeats)
 
 
 if __name__ == "__main__":
