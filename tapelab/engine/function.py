@@ -300,29 +300,21 @@ class Graph(Recorder):
     def _run(self, feeds):
         """Run on ``feeds`` (one tensor or numpy array per placeholder, of the traced dtype and shape): the plan's
         numpy program when nothing records, else every node again through the op table, recorded as usual."""
-        if self.plan is not None and not _state.recorders and not switches.check_numerics:
-            arrays = self.plan.run([t._value if isinstance(t, Tensor) else t for t in feeds])
-            made = dict(zip(self.plan.outputs, arrays))
-            return self._pack(feeds, lambda t: Tensor(made[t._key]) if t._key in made else t)
         env = {p._key: t if isinstance(t, Tensor) else Tensor(t) for p, t in zip(self.placeholders, feeds)}
-
-        def value_of(t):  # a graph tensor's value in this run; Variables are read now; constants as captured
-            return env[t._key] if t._key in env else t
-
-        for e in self.entries:
-            if isinstance(e.op, _StateNode):
-                result = e.op.replay(*(value_of(t) for t in e.args))
-                if isinstance(result, Tensor):  # (what a metric's call returns: usable in the graph)
-                    env[e.key] = result
-            else:
-                env[e.key] = run(e.op, tuple(value_of(t) for t in e.args), **e.params)
-        return self._pack(feeds, value_of)
-
-    def _pack(self, feeds, value_of):
-        """The function's outputs, each graph tensor's value from ``value_of`` (a fed placeholder: what was fed)."""
-        fed = {p._key: t if isinstance(t, Tensor) else Tensor(t) for p, t in zip(self.placeholders, feeds)}
-        return nest.pack_like(self.outputs, [(fed[t._key] if t._key in fed else value_of(t))
-                                             if isinstance(t, Tensor) else t for t in nest.flatten(self.outputs)])
+        if self.plan is not None and not _state.recorders and not switches.check_numerics:
+            made = dict(zip(self.plan.outputs, self.plan.run([t._value for t in env.values()])))
+            env.update({k: Tensor(v) for k, v in made.items()})
+        else:
+            for e in self.entries:
+                args = tuple(env.get(t._key, t) for t in e.args)  # Variables are read now; constants as captured
+                if isinstance(e.op, _StateNode):
+                    result = e.op.replay(*args)
+                    if isinstance(result, Tensor):  # (what a metric's call returns: usable in the graph)
+                        env[e.key] = result
+                else:
+                    env[e.key] = run(e.op, args, **e.params)
+        return nest.pack_like(self.outputs, [env.get(t._key, t) if isinstance(t, Tensor) else t
+                                             for t in nest.flatten(self.outputs)])
 
     def as_graph_def(self):
         """The graph's nodes in order, each with its ``name``, ``op`` and ``input`` (node names), as TF's

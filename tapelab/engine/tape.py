@@ -51,7 +51,7 @@ class Entry:
         if args is None:
             self.args, self.kept = inputs, values
             return
-        self.args = args = args if args.__class__ is tuple else tuple(args)
+        self.args = args = tuple(args)
         # what retention.py describes, applied inline (recording is the hot path): a large array no rule reads goes
         if not op.reads_out and self.out.nbytes >= SMALL:
             self.out = Released(self.out)
@@ -217,32 +217,18 @@ class GradientTape(Recorder):
             if came_from:
                 stopped[out._key], stopped_from[out._key] = out, tuple(came_from)
             return
-        # per input, the entry that computed it on this tape, or the tensor itself (tracked if it is watched); None
-        # if the tape does not track it (one or two inputs, nearly every op, spelled out: recording is the hot path)
-        if len(inputs) == 2:
-            x, y = inputs
-            mx, my = tracked.get(x._key), tracked.get(y._key)
-            if mx is None and isinstance(x, Variable):
-                mx = self._read(x)
-            if my is None and isinstance(y, Variable):
-                my = self._read(y)
-            if mx is None and my is None:
-                return
-            args = (x if mx is None else mx, y if my is None else my)
-        elif len(inputs) == 1:
-            (x,) = inputs
-            mx = tracked.get(x._key)
-            if mx is None and isinstance(x, Variable):
-                mx = self._read(x)
-            if mx is None:
-                return
-            args = (mx,)
-        else:
-            made = [tracked.get(t._key) for t in inputs]
-            made = [self._read(t) if m is None and isinstance(t, Variable) else m for t, m in zip(inputs, made)]
-            if all(m is None for m in made):
-                return
-            args = tuple([t if m is None else m for t, m in zip(inputs, made)])
+        args, hit = [], False  # per input: the tensor, or the entry that computed it on this tape
+        for t in inputs:
+            made = tracked.get(t._key)
+            if made is not None:
+                hit = True
+            elif (isinstance(t, Variable) and self.watch_accessed_variables and t.trainable
+                  and t._value.dtype.kind == "f"):
+                made = tracked[t._key] = self._watched[t._key] = t  # a trainable Variable read while recording
+                hit = True
+            args.append(t if made is None else made)
+        if not hit:
+            return
         entry = Entry(op, inputs, values, out, params, _state.scope, residual, args)
         entries = self.entries
         entries.append(entry)
@@ -251,13 +237,6 @@ class GradientTape(Recorder):
         if len(entries) == LONG and not self._holding:  # a long recording: full collections wait (recording.py)
             self._holding = True
             full_collections.hold()
-
-    def _read(self, variable):
-        """``variable`` was read while recording: watched (and returned) if it is trainable and float, else None."""
-        if self.watch_accessed_variables and variable.trainable and variable._value.dtype.kind == "f":
-            self._tracked[variable._key] = self._watched[variable._key] = variable
-            return variable
-        return None
 
     def watch(self, tensor):
         """Ask the tape to track ``tensor`` (or a list/tuple/dict of them) so gradients can reach it."""
