@@ -81,6 +81,7 @@ from tapelab.math import (  # noqa: F401
     atan,
     atan2,
     atanh,
+    clip_by_global_norm,
     clip_by_norm,
     clip_by_value,
     cos,

@@ -9,7 +9,7 @@ from tapelab.engine.errors import InvalidArgumentError
 from tapelab.engine.primitives import OPS
 from tapelab.engine.tape import run
 from tapelab.engine.tensor import convert_to_tensor
-from tapelab.math import abs, reduce_max, reduce_sum, sqrt
+from tapelab.math import abs, global_norm, reduce_max, reduce_sum, sqrt  # noqa: F401  (global_norm: tf.linalg's)
 from tapelab.op_wrappers import explain_broadcast, names_defined, pair
 
 _IMPORTED = set(globals())  # (a public name defined below joins __all__, at the end)
@@ -166,4 +166,4 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
 
 
 # tf.linalg's names: every public name defined here, and einsum and eye (top-level ops TF has here too)
-__all__ = names_defined(globals(), _IMPORTED, also=["einsum", "eye"])
+__all__ = names_defined(globals(), _IMPORTED, also=["einsum", "eye", "global_norm"])

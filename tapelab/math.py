@@ -1,7 +1,7 @@
 """``tl.math``: the math ops under TensorFlow's ``tf.math.*`` names: elementwise functions, reductions, scans.
 
 Arithmetic, comparisons and logic, elementwise functions, reductions and scans, sorting; also the top-level
-``tl.clip_by_value`` / ``tl.clip_by_norm`` (made of math ops, so they live here).
+``tl.clip_by_value`` / ``tl.clip_by_norm`` / ``tl.clip_by_global_norm`` (made of math ops, so they live here).
 
 Each differentiable function runs one primitive of :mod:`tapelab.engine.primitives` (where its gradient rule
 lives); ``reduce_variance``, ``reduce_std`` and the clips are made of primitives, as in TF. ``softmax`` and
@@ -360,9 +360,60 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
     return array_ops.identity(t * clip_norm / maximum(l2norm, clip_norm))
 
 
+def global_norm(t_list, name=None):
+    """The L2 norm of all the tensors of ``t_list`` together, as if joined into one vector (None entries left out):
+    ``sqrt(sum over tensors of sum(t ** 2))``."""
+    tensors = [convert_to_tensor(t) for t in _tensor_list(t_list, "global_norm") if t is not None]
+    if not tensors:  # (every entry None: as TF, a norm of 0)
+        return convert_to_tensor(0.0)
+    dtypes_seen = sorted({t.dtype.name for t in tensors})
+    if len(dtypes_seen) > 1 or not tensors[0].dtype.is_floating:
+        raise InvalidArgumentError(
+            f"global_norm: every tensor of t_list must have one float dtype, got {', '.join(dtypes_seen)}. "
+            "Gradients are floats; cast the others first, e.g. tl.cast(g, tl.float32).")
+    return sqrt(add_n([reduce_sum(t * t) for t in tensors]))
+
+
+def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
+    """``(clipped, norm)``: every tensor of ``t_list`` scaled by one factor, so their :func:`global_norm`
+    is at most ``clip_norm``; ``norm`` is the global norm before clipping (or ``use_norm`` if given).
+
+        scale = clip_norm * min(1 / norm, 1 / clip_norm)      # 1 when norm <= clip_norm
+        clipped[i] = t_list[i] * scale                         # None stays None
+
+    Unlike clipping each gradient on its own (:func:`clip_by_norm`), the directions of a gradient list are kept.
+    A norm of inf or NaN makes every value NaN, as in TF (the update is unusable; the run should show it).
+
+    >>> clipped, norm = tl.clip_by_global_norm([tl.constant([3.0]), tl.constant([4.0])], 1.0)
+    >>> float(norm), [c.numpy() for c in clipped]
+    (5.0, [array([0.6], dtype=float32), array([0.8], dtype=float32)])
+    """
+    t_list = _tensor_list(t_list, "clip_by_global_norm")
+    norm = global_norm(t_list) if use_norm is None else convert_to_tensor(use_norm)
+    clip = clip_norm if isinstance(clip_norm, Tensor) else convert_to_tensor(clip_norm, dtype=norm.dtype)
+    one = convert_to_tensor(1.0, dtype=norm.dtype)
+    scale = clip * minimum(one / norm, one / clip)
+    # NaN where the norm is inf or NaN (TF adds norm - norm): nothing is silently clipped to 0
+    scale = array_ops.where(is_finite(norm), scale, convert_to_tensor(float("nan"), dtype=norm.dtype))
+    clipped = [None if t is None else array_ops.identity(convert_to_tensor(t) * array_ops.cast(scale, t.dtype))
+               for t in t_list]
+    return clipped, norm
+
+
+def _tensor_list(t_list, name):
+    """``t_list`` as a list, refusing one tensor (a frequent slip: the list of gradients is what is clipped)."""
+    if isinstance(t_list, (Tensor, str)) or not hasattr(t_list, "__iter__"):
+        raise TypeError(
+            f"{name}: t_list should be a list (or tuple) of tensors, got {type(t_list).__name__}. Pass the whole "
+            f"list of gradients, e.g. grads, norm = tl.clip_by_global_norm(grads, 1.0); to clip one tensor by its "
+            "own norm use tl.clip_by_norm(t, clip_norm).")
+    return list(t_list)
+
+
 _COMPLEX = "split a complex value into two float tensors (its real and imaginary parts)."
 real, imag, conj, angle = (Unsupported(f"tl.math.{name}", "complex numbers", _COMPLEX)
                            for name in ("real", "imag", "conj", "angle"))
 
 # tf.math's names: every public name defined here, but for the few TF has only at the top level (tf.sort, ...)
-__all__ = names_defined(globals(), _IMPORTED, leave_out=["TopKV2", "argsort", "clip_by_norm", "clip_by_value", "sort"])
+__all__ = names_defined(globals(), _IMPORTED, leave_out=["TopKV2", "argsort", "clip_by_global_norm", "clip_by_norm", "clip_by_value",
+                                                       "global_norm", "sort"])

@@ -25,10 +25,21 @@ from tapelab.engine.tensor import Variable, to_numpy
 class Optimizer:
     """Base class: checks ``(gradient, variable)`` pairs, keeps per-variable slots, counts ``iterations``."""
 
-    def __init__(self, learning_rate, name):
+    def __init__(self, learning_rate, name, clipnorm=None, clipvalue=None, global_clipnorm=None):
         _check_positive(name, "learning_rate", learning_rate)
         self.learning_rate = float(learning_rate)
         self.name = name
+        given = [c is not None for c in (clipnorm, clipvalue, global_clipnorm)]
+        if sum(given) > 1:
+            raise ValueError(
+                f"{name}: only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set (as in Keras). "
+                f"Received: clipnorm={clipnorm}, clipvalue={clipvalue}, global_clipnorm={global_clipnorm}. Choose "
+                "one: global_clipnorm keeps the direction of the whole update, clipnorm clips each gradient alone.")
+        for what, value in (("clipnorm", clipnorm), ("clipvalue", clipvalue), ("global_clipnorm", global_clipnorm)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float, np.number))):
+                raise TypeError(f"{name}: {what} must be a number, got {value!r}")
+        self.clipnorm, self.clipvalue, self.global_clipnorm = (None if c is None else float(c)
+                                                                for c in (clipnorm, clipvalue, global_clipnorm))
         self.iterations = 0  # how many times apply_gradients has run (Keras's optimizer.iterations)
         self._slots = {}  # id(variable) -> (variable, {slot name: numpy array})
 
@@ -45,7 +56,7 @@ class Optimizer:
         self._check_some_gradient(updates, missing)
         if tracing_graph() is not None:  # tl.function is tracing: the graph replays this whole update on every run
             return self._record_update(pairs, updates)
-        for g, var in updates:
+        for g, var in self._clipped(updates):
             self._update(g, var)
         self.iterations += 1
         return self.iterations
@@ -98,7 +109,7 @@ class Optimizer:
         n = len(kept)
 
         def on_arrays(*inputs):  # a plan's call: the gradients' arrays, then the Variables, as this trace checked them
-            for g, var in zip(inputs[:n], inputs[n:]):
+            for g, var in self._clipped(list(zip(inputs[:n], inputs[n:]))):
                 self._update(g, var)
             self.iterations += 1
             return self.iterations
@@ -111,6 +122,25 @@ class Optimizer:
 
     def _apply_pairs(self, gradients, variables):
         return self.apply_gradients(zip(gradients, variables))
+
+    def _clipped(self, updates):
+        """The ``(gradient, variable)`` pairs with Keras's gradient clipping applied (at most one is set):
+
+            clipnorm:         g * clipnorm / max(|g|, clipnorm)              each gradient on its own
+            global_clipnorm:  g * global_clipnorm / max(N, global_clipnorm)  N = sqrt(sum over gradients of |g|^2)
+            clipvalue:        clip(g, -clipvalue, clipvalue)                 elementwise
+        """
+        if self.clipnorm is not None and self.clipnorm > 0:
+            return [(_clip_by_norm(g, self._cast(self.clipnorm, var)), var) for g, var in updates]
+        if self.global_clipnorm is not None and self.global_clipnorm > 0:
+            clip = self.global_clipnorm
+            norm = np.sqrt(sum(np.sum(np.square(g), dtype=np.float64) for g, _ in updates))
+            scale = clip / max(norm, clip) if np.isfinite(norm) else np.nan  # (NaN on an inf norm, as in Keras)
+            return [(g * self._cast(scale, var), var) for g, var in updates]
+        if self.clipvalue is not None and self.clipvalue > 0:
+            return [(np.clip(g, self._cast(-self.clipvalue, var), self._cast(self.clipvalue, var)), var)
+                    for g, var in updates]
+        return updates
 
     def _gradient_value(self, g, var):
         value = to_numpy(g)
@@ -180,8 +210,9 @@ class SGD(Optimizer):
     0.800000011920929
     """
 
-    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD"):
-        super().__init__(learning_rate, name)
+    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, name="SGD"):
+        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm)
         if not 0 <= momentum <= 1:
             raise ValueError(f"SGD: momentum must be between 0 and 1, got {momentum!r}")
         self.momentum = float(momentum)
@@ -222,8 +253,9 @@ class Adam(Optimizer):
     array([ 0.9, -0.9], dtype=float32)
     """
 
-    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name="Adam"):
-        super().__init__(learning_rate, name)
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, name="Adam"):
+        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm)
         for what, value in (("beta_1", beta_1), ("beta_2", beta_2)):
             if not 0 <= value < 1:
                 raise ValueError(f"Adam: {what} must be in [0, 1), got {value!r}")
@@ -255,8 +287,9 @@ class RMSprop(Optimizer):
         w = w - lr * g / sqrt(v + epsilon)
     """
 
-    def __init__(self, learning_rate=0.001, rho=0.9, epsilon=1e-7, name="RMSprop"):
-        super().__init__(learning_rate, name)
+    def __init__(self, learning_rate=0.001, rho=0.9, epsilon=1e-7, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, name="RMSprop"):
+        super().__init__(learning_rate, name, clipnorm, clipvalue, global_clipnorm)
         if not 0 <= rho < 1:
             raise ValueError(f"RMSprop: rho must be in [0, 1), got {rho!r}")
         _check_positive(name, "epsilon", epsilon)
@@ -285,6 +318,12 @@ def get(identifier):
         return names[identifier.lower()]()
     raise ValueError(spell(f"unknown optimizer {identifier!r}: use one of {sorted(names)} or an optimizer such as "
                            "tl.keras.optimizers.Adam(learning_rate=0.001)"))
+
+
+def _clip_by_norm(g, clip):
+    """``g * clip / max(|g|, clip)``: ``g`` unchanged if its L2 norm is at most ``clip`` (Keras's clip_by_norm)."""
+    norm = np.sqrt(np.sum(np.square(g)))
+    return g * clip / np.maximum(norm, clip)
 
 
 def _check_positive(owner, what, value):
