@@ -19,6 +19,7 @@ from tapelab.keras import (  # noqa: F401
     metrics,
     models,
     optimizers,
+    recurrent,
     utils,
 )
 from tapelab.keras.initializers import Initializer  # noqa: F401
@@ -29,6 +30,8 @@ from tapelab.keras.models import Model, Sequential  # noqa: F401
 from tapelab.keras.optimizers import Optimizer  # noqa: F401
 
 layers.Sequential = Sequential  # tl.layers.Sequential, as before (models imports layers, so not the other way)
+layers.SimpleRNN = recurrent.SimpleRNN  # keras.layers' recurrent layers (recurrent builds on layers)
+layers.__all__ = sorted(layers.__all__ + recurrent.__all__)
 
 __all__ = ["Initializer", "Input", "Layer", "Loss", "Metric", "Model", "Optimizer", "Sequential", "activations",
            "backend", "datasets", "initializers", "layers", "losses", "metrics", "models", "optimizers", "utils"]

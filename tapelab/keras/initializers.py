@@ -113,6 +113,27 @@ class HeNormal(Initializer):
         return _truncated(rng, shape, math.sqrt(2.0 / _fans(shape)[0]) / 0.87962566103423978)
 
 
+class Orthogonal(Initializer):
+    """A random orthogonal matrix (times ``gain``): Keras's default for a recurrent kernel. Multiplying by it
+    keeps a vector's length, so repeated steps h @ W neither shrink nor grow h by themselves.
+
+    Keras's recipe: Q of the QR decomposition of a normal matrix, each column's sign that of R's diagonal.
+    """
+
+    def __init__(self, gain=1.0, seed=None):
+        super().__init__(seed)
+        self.gain = float(gain)
+
+    def sample(self, shape, rng):
+        if len(shape) < 2:
+            raise ValueError(f"Orthogonal: needs a shape of at least 2 dimensions (a matrix), got {shape}. "
+                             "Use it for a kernel; a bias starts at zeros.")
+        rows, cols = math.prod(shape[:-1]), shape[-1]
+        q, r = np.linalg.qr(rng.normal(0.0, 1.0, (max(rows, cols), min(rows, cols))))
+        q = q * np.sign(np.diag(r))
+        return self.gain * (q.T if rows < cols else q).reshape(shape)
+
+
 def _truncated(rng, shape, stddev):
     values = rng.normal(0.0, 1.0, shape)
     bad = np.abs(values) > 2
@@ -124,7 +145,7 @@ def _truncated(rng, shape, stddev):
 
 _BY_NAME = {"zeros": Zeros, "ones": Ones, "constant": Constant, "random_normal": RandomNormal,
             "random_uniform": RandomUniform, "glorot_uniform": GlorotUniform, "glorot_normal": GlorotNormal,
-            "he_uniform": HeUniform, "he_normal": HeNormal}
+            "he_uniform": HeUniform, "he_normal": HeNormal, "orthogonal": Orthogonal}
 
 
 def get(identifier):
@@ -144,4 +165,4 @@ def glorot_uniform(shape, dtype=dtypes.float32):
 
 
 __all__ = ["Constant", "GlorotNormal", "GlorotUniform", "HeNormal", "HeUniform", "Initializer", "Ones",
-           "RandomNormal", "RandomUniform", "Zeros", "get"]
+           "Orthogonal", "RandomNormal", "RandomUniform", "Zeros", "get"]

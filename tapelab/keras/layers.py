@@ -13,6 +13,7 @@ and BatchNormalization to their training behaviour; a layer called inside anothe
 call's ``training`` unless it is given its own, as in Keras.
 """
 
+import functools
 import inspect
 import threading
 
@@ -68,6 +69,11 @@ class Layer(Module):
                                      else (int(input_dim),) if input_dim is not None else None)
         self.output_shape = None  # (None, ...) once called
         self._weights = []  # in creation order; sorts first among attributes, so variables keep this order
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "build" in cls.__dict__:  # a layer built by hand (layer.build(shape)) is built, as in Keras 3
+            cls.build = _marks_built(cls.__dict__["build"])
 
     def add_weight(self, name, shape, initializer="glorot_uniform", trainable=True):
         """Create a Variable named ``<layer>/<name>`` and track it (``initializer``: a name, an Initializer or a
@@ -198,6 +204,14 @@ class Layer(Module):
     def count_params(self):
         """The number of scalars in all weights (0 before the layer is built)."""
         return super().count_params()
+
+
+def _marks_built(build):
+    @functools.wraps(build)
+    def built(self, input_shape):
+        build(self, input_shape)
+        self.built = True
+    return built
 
 
 def _takes(cls, argument):
