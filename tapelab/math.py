@@ -415,5 +415,5 @@ real, imag, conj, angle = (Unsupported(f"tl.math.{name}", "complex numbers", _CO
                            for name in ("real", "imag", "conj", "angle"))
 
 # tf.math's names: every public name defined here, but for the few TF has only at the top level (tf.sort, ...)
-__all__ = names_defined(globals(), _IMPORTED, leave_out=["TopKV2", "argsort", "clip_by_global_norm", "clip_by_norm", "clip_by_value",
-                                                       "global_norm", "sort"])
+__all__ = names_defined(globals(), _IMPORTED, leave_out=["TopKV2", "argsort", "clip_by_global_norm", "clip_by_norm",
+                                                       "clip_by_value", "global_norm", "sort"])
