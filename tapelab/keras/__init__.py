@@ -30,7 +30,7 @@ from tapelab.keras.models import Model, Sequential  # noqa: F401
 from tapelab.keras.optimizers import Optimizer  # noqa: F401
 
 layers.Sequential = Sequential  # tl.layers.Sequential, as before (models imports layers, so not the other way)
-layers.SimpleRNN = recurrent.SimpleRNN  # keras.layers' recurrent layers (recurrent builds on layers)
+layers.SimpleRNN, layers.GRU = recurrent.SimpleRNN, recurrent.GRU  # (recurrent builds on layers)
 layers.__all__ = sorted(layers.__all__ + recurrent.__all__)
 
 __all__ = ["Initializer", "Input", "Layer", "Loss", "Metric", "Model", "Optimizer", "Sequential", "activations",

@@ -1,6 +1,7 @@
-"""Recurrent layers (``keras.layers.SimpleRNN``): a loop over time steps, unrolled on the tape.
+"""Recurrent layers (``keras.layers.SimpleRNN``, ``GRU``): a loop over time steps, unrolled on the tape.
 
-    h_t = activation(x_t @ kernel + bias + h_{t-1} @ recurrent_kernel)        h_0 = 0, or initial_state
+    SimpleRNN:  h_t = activation(x_t @ kernel + bias + h_{t-1} @ recurrent_kernel)      h_0 = 0, or initial_state
+    GRU:        gates z, r from x_t and h_{t-1}; h_t = z * h_{t-1} + (1 - z) * candidate    (see :class:`GRU`)
 
 Each step runs in its own name scope (``simple_rnn/t07/``), so a tape of a 50-step sequence draws collapsed per
 step and :func:`tapelab.viz.gradient_flow` gives the gradient's size at every step: backpropagation through time
@@ -8,7 +9,7 @@ is the tape's backward pass over those steps, last to first.
 """
 
 from tapelab import array_ops
-from tapelab.engine.errors import InvalidArgumentError
+from tapelab.engine.errors import InvalidArgumentError, UnsupportedError
 from tapelab.engine.primitives import OPS
 from tapelab.engine.tape import name_scope, run
 from tapelab.engine.tensor import Tensor, convert_to_tensor
@@ -19,26 +20,14 @@ from tapelab.keras.layers import Layer, _as_layer_dtype
 _MATMUL, _ADD = OPS["matmul"], OPS["add"]
 
 
-class SimpleRNN(Layer):
-    """A fully connected recurrent layer, like ``keras.layers.SimpleRNN`` (Keras 3's defaults).
+class _Recurrent(Layer):
+    """The loop every recurrent layer shares: checks, the initial state, one name scope per step, the outputs.
+    A subclass makes its weights in ``build`` and computes one step in ``step(x_t, h) -> h``."""
 
-    Inputs have shape (batch, time steps, features). The output is the last step's h, shape (batch, units),
-    or every step's with ``return_sequences=True``, shape (batch, time steps, units); ``return_state=True``
-    also returns the last h: ``output, state = layer(x)``.
-
-    >>> tl.random.set_seed(0)
-    >>> rnn = tl.keras.layers.SimpleRNN(4, return_sequences=True)
-    >>> rnn(tl.ones((2, 5, 3))).shape
-    TensorShape([2, 5, 4])
-    >>> [tuple(w.shape) for w in rnn.weights]     # kernel, recurrent_kernel, bias
-    [(3, 4), (4, 4), (4,)]
-    """
-
-    def __init__(self, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
-                 recurrent_initializer="orthogonal", bias_initializer="zeros", return_sequences=False,
-                 return_state=False, go_backwards=False, name=None, **kwargs):
+    def __init__(self, units, activation, use_bias, kernel_initializer, recurrent_initializer, bias_initializer,
+                 return_sequences, return_state, go_backwards, name, **kwargs):
         if isinstance(units, bool) or int(units) != units or units < 1:
-            raise ValueError(f"SimpleRNN: units must be a positive integer, got {units!r}")
+            raise ValueError(f"{type(self).__name__}: units must be a positive integer, got {units!r}")
         super().__init__(name=name, **kwargs)
         self.units = int(units)
         self.activation = get_activation(activation)
@@ -49,14 +38,6 @@ class SimpleRNN(Layer):
         self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
         self.go_backwards = bool(go_backwards)
         self.kernel = self.recurrent_kernel = self.bias = None
-
-    def build(self, input_shape):
-        _check_sequences(self, input_shape)
-        self.kernel = self.add_weight("kernel", (input_shape[-1], self.units), self.kernel_initializer)
-        self.recurrent_kernel = self.add_weight("recurrent_kernel", (self.units, self.units),
-                                                self.recurrent_initializer)
-        if self.use_bias:
-            self.bias = self.add_weight("bias", (self.units,), self.bias_initializer)
 
     def call(self, inputs, initial_state=None):
         inputs = _as_layer_dtype(self, convert_to_tensor(inputs))
@@ -78,19 +59,12 @@ class SimpleRNN(Layer):
         output = array_ops.stack(outputs, axis=1) if self.return_sequences else h
         return (output, h) if self.return_state else output
 
-    def step(self, x_t, h):
-        """One time step: ``activation(x_t @ kernel + bias + h @ recurrent_kernel)`` (Keras's order of sums)."""
-        z = run(_MATMUL, (x_t, self.kernel))
-        if self.use_bias:
-            z = run(_ADD, (z, self.bias))
-        return self.activation(run(_ADD, (z, run(_MATMUL, (h, self.recurrent_kernel)))))
-
     def _initial_state(self, initial_state, batch, dtype):
         if initial_state is None:
             return array_ops.zeros((batch, self.units), dtype)
         if isinstance(initial_state, (list, tuple)):
             if len(initial_state) != 1:
-                raise ValueError(f"{self.name}: a SimpleRNN has one state; initial_state holds "
+                raise ValueError(f"{self.name}: a {type(self).__name__} has one state; initial_state holds "
                                  f"{len(initial_state)} tensors. Pass one tensor of shape (batch, {self.units}).")
             (initial_state,) = initial_state
         state = initial_state if isinstance(initial_state, Tensor) else convert_to_tensor(initial_state, dtype=dtype)
@@ -102,7 +76,99 @@ class SimpleRNN(Layer):
 
     def __repr__(self):
         size = "?" if self.kernel is None else self.kernel.shape[0]
-        return f"<tapelab.keras.layers.SimpleRNN '{self.name}' {size} -> {self.units}>"
+        return f"<tapelab.keras.layers.{type(self).__name__} '{self.name}' {size} -> {self.units}>"
+
+
+class SimpleRNN(_Recurrent):
+    """A fully connected recurrent layer, like ``keras.layers.SimpleRNN`` (Keras 3's defaults).
+
+    Inputs have shape (batch, time steps, features). The output is the last step's h, shape (batch, units),
+    or every step's with ``return_sequences=True``, shape (batch, time steps, units); ``return_state=True``
+    also returns the last h: ``output, state = layer(x)``.
+
+    >>> tl.random.set_seed(0)
+    >>> rnn = tl.keras.layers.SimpleRNN(4, return_sequences=True)
+    >>> rnn(tl.ones((2, 5, 3))).shape
+    TensorShape([2, 5, 4])
+    >>> [tuple(w.shape) for w in rnn.weights]     # kernel, recurrent_kernel, bias
+    [(3, 4), (4, 4), (4,)]
+    """
+
+    def __init__(self, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
+                 recurrent_initializer="orthogonal", bias_initializer="zeros", return_sequences=False,
+                 return_state=False, go_backwards=False, name=None, **kwargs):
+        super().__init__(units, activation, use_bias, kernel_initializer, recurrent_initializer, bias_initializer,
+                         return_sequences, return_state, go_backwards, name, **kwargs)
+
+    def build(self, input_shape):
+        _check_sequences(self, input_shape)
+        self.kernel = self.add_weight("kernel", (input_shape[-1], self.units), self.kernel_initializer)
+        self.recurrent_kernel = self.add_weight("recurrent_kernel", (self.units, self.units),
+                                                self.recurrent_initializer)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", (self.units,), self.bias_initializer)
+
+    def step(self, x_t, h):
+        """One time step: ``activation(x_t @ kernel + bias + h @ recurrent_kernel)`` (Keras's order of sums)."""
+        z = run(_MATMUL, (x_t, self.kernel))
+        if self.use_bias:
+            z = run(_ADD, (z, self.bias))
+        return self.activation(run(_ADD, (z, run(_MATMUL, (h, self.recurrent_kernel)))))
+
+
+class GRU(_Recurrent):
+    """A gated recurrent unit, like ``keras.layers.GRU`` (Keras 3's defaults: ``reset_after=True``).
+
+    Per step, with the kernel's and the bias's three parts in Keras's order (z, r, candidate):
+
+        z = sigmoid(x_t @ W_z + b_z + h @ U_z + rb_z)            update gate: how much of h to keep
+        r = sigmoid(x_t @ W_r + b_r + h @ U_r + rb_r)            reset gate: how much of h the candidate sees
+        c = tanh(x_t @ W_c + b_c + r * (h @ U_c + rb_c))         the candidate state
+        h = z * h + (1 - z) * c
+
+    Where z is near 1 the step copies h forward: the gradient to an early step passes through ``z * ...``
+    instead of through a product of tanh derivatives and weights, so it need not vanish. (With zero biases,
+    at the start of training, z is about 0.5: the gradient halves at each step until the gate learns.)
+
+    >>> tl.random.set_seed(0)
+    >>> gru = tl.keras.layers.GRU(4)
+    >>> gru(tl.ones((2, 5, 3))).shape
+    TensorShape([2, 4])
+    >>> [tuple(w.shape) for w in gru.weights]     # kernel, recurrent_kernel, bias (input and recurrent rows)
+    [(3, 12), (4, 12), (2, 12)]
+    """
+
+    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
+                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
+                 return_sequences=False, return_state=False, go_backwards=False, reset_after=True, name=None,
+                 **kwargs):
+        if not reset_after:
+            raise UnsupportedError("GRU(reset_after=False)", "leave reset_after at Keras 3's default, True (the reset "
+                                   "gate applied after the recurrent product; TF 1's variant applied it before)")
+        super().__init__(units, activation, use_bias, kernel_initializer, recurrent_initializer, bias_initializer,
+                         return_sequences, return_state, go_backwards, name, **kwargs)
+        self.recurrent_activation = get_activation(recurrent_activation)
+        self.reset_after = True
+
+    def build(self, input_shape):
+        _check_sequences(self, input_shape)
+        u = self.units
+        self.kernel = self.add_weight("kernel", (input_shape[-1], 3 * u), self.kernel_initializer)
+        self.recurrent_kernel = self.add_weight("recurrent_kernel", (u, 3 * u), self.recurrent_initializer)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", (2, 3 * u), self.bias_initializer)  # rows: input, recurrent
+
+    def step(self, x_t, h):
+        u = self.units
+        inner_x = run(_MATMUL, (x_t, self.kernel))  # (batch, 3u): the z, r, candidate parts from x_t
+        inner_h = run(_MATMUL, (h, self.recurrent_kernel))  # (batch, 3u): the same from h
+        if self.use_bias:
+            inner_x = run(_ADD, (inner_x, self.bias[0]))
+            inner_h = run(_ADD, (inner_h, self.bias[1]))
+        z = self.recurrent_activation(inner_x[:, :u] + inner_h[:, :u])
+        r = self.recurrent_activation(inner_x[:, u:2 * u] + inner_h[:, u:2 * u])
+        candidate = self.activation(inner_x[:, 2 * u:] + r * inner_h[:, 2 * u:])
+        return z * h + (1.0 - z) * candidate
 
 
 def _check_sequences(layer, shape):
@@ -114,4 +180,4 @@ def _check_sequences(layer, shape):
             "tl.expand_dims(x, 0).")
 
 
-__all__ = ["SimpleRNN"]
+__all__ = ["GRU", "SimpleRNN"]

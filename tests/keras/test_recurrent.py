@@ -1,4 +1,4 @@
-"""keras.layers.SimpleRNN beyond the TF fixtures: the same numbers as the loop written by hand with tape ops,
+"""keras.layers.SimpleRNN and GRU beyond the TF fixtures: the same numbers as the loop written by hand with tape ops,
 one name scope per time step (what the pictures and the flow view group by), traced = eager, and the errors."""
 
 import numpy as np
@@ -48,9 +48,10 @@ def test_each_time_step_is_a_name_scope_and_a_row_of_the_flow():
     assert len(per_step) == 12 and all(n > 0 for n in per_step)
 
 
-def test_a_traced_call_equals_the_eager_one():
+@pytest.mark.parametrize("kind", ["SimpleRNN", "GRU"])
+def test_a_traced_call_equals_the_eager_one(kind):
     tl.random.set_seed(2)
-    rnn = tl.keras.layers.SimpleRNN(3, return_state=True)
+    rnn = getattr(tl.keras.layers, kind)(3, return_state=True)
     x = _data()
 
     def step(x):
@@ -65,10 +66,36 @@ def test_a_traced_call_equals_the_eager_one():
         np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-6)
 
 
-def test_a_2d_input_says_which_axis_to_add():
+@pytest.mark.parametrize("kind", ["SimpleRNN", "GRU"])
+def test_a_2d_input_says_which_axis_to_add(kind):
     with pytest.raises(ValueError, match=r"expects sequences of shape \(batch, time steps, features\), got shape "
                                          r"\(4, 6\) \(2-D\).*tl.expand_dims\(x, -1\)"):
-        tl.keras.layers.SimpleRNN(3)(tl.ones((4, 6)))
+        getattr(tl.keras.layers, kind)(3)(tl.ones((4, 6)))
+
+
+def test_a_gru_whose_update_gate_is_open_carries_the_gradient_back_through_time():
+    """Where z is near 1 a GRU step copies h forward, so dL/dh_0 over 40 steps stays near dL/dh_40; at the
+    start of training (zero biases) z is about 0.5 and the gradient halves at every step instead."""
+    x = _data(batch=8, steps=40, features=2, seed=3)
+    ratio = {}
+    for z_bias in (0.0, 4.0):
+        tl.random.set_seed(4)
+        gru = tl.keras.layers.GRU(8)
+        gru.build((None, 40, 2))
+        bias = np.zeros((2, 24), np.float32)
+        bias[0, :8] = z_bias  # the update gate's part of the input bias
+        gru.bias.assign(bias)
+        with tl.GradientTape() as tape:
+            loss = tl.reduce_sum(gru(x))
+        tape.gradient(loss, gru.trainable_variables)
+        norms = [r.output_norm for r in tl.viz.gradient_flow(tape, depth=None) if r.scope.startswith(gru.name)]
+        ratio[z_bias] = norms[0] / norms[-1]  # |dL/dh at step 0| / |dL/dh at the last step|
+    assert ratio[0.0] < 1e-6 and ratio[4.0] > 0.1, ratio
+
+
+def test_tf1_s_gru_variant_is_left_to_tensorflow():
+    with pytest.raises(tl.errors.UnsupportedError, match=r"reset_after=False.*leave reset_after at Keras 3's default"):
+        tl.keras.layers.GRU(3, reset_after=False)
 
 
 def test_a_wrong_feature_size_and_a_wrong_initial_state_are_explained():
