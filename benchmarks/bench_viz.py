@@ -1,10 +1,15 @@
-"""Graph rendering: time to_dot and draw on a 2,000-entry tape, with both Graphviz programs.
+"""Graph rendering: time to_dot and draw on a 2,000-entry tape, with both Graphviz programs, and a 50-step RNN.
 
     .venv/bin/python benchmarks/bench_viz.py            # --full also times the uncollapsed, uncapped graph
 
 The tape: a 500-layer chain, each layer `tanh(x @ w + b) * 0.5` under its own name scope (4 ops), so
 2,000 entries. Reference in the same run: a bare DOT graph of the same size (one plain node per op,
 no labels, no clusters) rendered by the same program: what Graphviz alone costs.
+
+The RNN: keras.layers.SimpleRNN(8) unrolled over 50 steps (one name scope per step) and a Dense head, drawn
+collapsed per step with the flow view, as lesson 09 draws it: to_dot, the SVG and the notebook's PNG. Beside
+it, the same picture with every step's edges from the one weight node (dot.SHARED_OVER lifted), as it was drawn
+before the weights were drawn again beside each step.
 """
 
 import argparse
@@ -30,6 +35,33 @@ def big_tape(layers=500):
         loss = tl.reduce_sum(h)
     tape.gradient(loss, ws + bs)
     return tape
+
+
+def rnn_tape(steps=50):
+    tl.random.set_seed(0)
+    rnn, head = tl.keras.layers.SimpleRNN(8), tl.keras.layers.Dense(1)
+    x = tl.random.normal([4, steps, 1])
+    with tl.GradientTape() as tape:
+        y = head(rnn(x))
+        loss = tl.reduce_mean(y * y)
+    tape.gradient(loss, rnn.trainable_variables + head.trainable_variables)
+    return tape
+
+
+def time_rnn(exe):
+    tape = rnn_tape()
+    t_dot, source = best(lambda: viz.to_dot(tape, collapse=True, flow=True))
+    t_svg, _ = best(lambda: viz.render_dot(source, "svg", exe))
+    t_png, _ = best(lambda: viz.render.cell_png(source, exe))
+    print(f"50-step SimpleRNN, collapsed per step, flow=True: to_dot {t_dot * 1000:.0f} ms, "
+          f"SVG {t_svg:.2f} s, the cell's PNG {t_png:.2f} s")
+    saved, viz.dot.SHARED_OVER = viz.dot.SHARED_OVER, 10**9
+    try:
+        before = viz.to_dot(tape, collapse=True, flow=True)
+    finally:
+        viz.dot.SHARED_OVER = saved
+    t_before, _ = best(lambda: viz.render_dot(before, "svg", exe), repeat=1)
+    print(f"  the same with one weight node feeding all 50 steps: SVG {t_before:.2f} s")
 
 
 def bare_dot(n_ops):
@@ -73,6 +105,8 @@ def main():
             t_draw, d = best(lambda exe=exe, opts=opts: viz.draw(tape, dot=exe, **opts), repeat=reps)
             print(f"{which:13s} draw ({name}): {t_draw:.2f} s total (to_dot + render); "
                   f"bare {viz.dot.MAX_OPS * 2}-node chain: {t_bare:.2f} s; svg {len(d.svg) // 1024} KiB")
+        if which == "system":
+            time_rnn(exe)
 
 
 if __name__ == "__main__":

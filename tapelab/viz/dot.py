@@ -14,6 +14,8 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 from tapelab.engine.learner import spell
 from tapelab.engine.tensor import Tensor
 from tapelab.viz import fmt
@@ -25,6 +27,7 @@ COLLAPSE_OVER = 40  # collapse=None collapses name scopes when the tape has more
 CELL_WIDTH_IN = 10.0  # a notebook cell's width, in Graphviz inches (96 px each)
 NODE_WIDTH_IN = 1.9  # a typical tensor box with its values, side by side with its neighbours
 LABEL_WIDTH = 22  # characters on a box's line before it wraps: narrow boxes make a picture that fits a cell
+SHARED_OVER = 3  # a Variable (or watched tensor) more drawn ops read than this is drawn again beside each of them
 
 FILL = {"variable": "#fde68a", "watched": "#fef9c3", "placeholder": "#fef9c3", "constant": "#eeeeee",
         "stopped": "#e5e7eb", "intermediate": "#ffffff", "target": "#fecaca", "op": "#dbeafe", "box": "#ede9fe",
@@ -61,7 +64,7 @@ class DotEdge:
 
 
 def to_dot(tape, target=None, sources=None, *, detail="values", highlight=(), edge_colors=None, edge_labels=None,
-           collapse=None, expand=(), max_ops=MAX_OPS, rankdir=None, title=None):
+           collapse=None, expand=(), max_ops=MAX_OPS, rankdir=None, title=None, flow=False):
     """The tape as DOT text (no Graphviz needed): tensors, ops and the edges between them.
 
     Args:
@@ -84,6 +87,10 @@ def to_dot(tape, target=None, sources=None, *, detail="values", highlight=(), ed
         rankdir: ``"TB"`` (top to bottom), ``"LR"`` (left to right), or ``None`` (default): whichever
             fits a notebook cell's width.
         title: a caption for the graph.
+        flow: after ``gradient()``, colour and thicken each edge by the size of the gradient that flows back along
+            it (the L2 norm of dloss/d(the edge's tensor), on a log scale from the smallest to the largest, with a
+            legend): where a gradient vanishes the edges fade, where it explodes they darken. With
+            ``collapse=True`` it shows the gradient between layers or time steps.
 
     >>> x = tl.Variable(3.0, name="x")
     >>> with tl.GradientTape() as tape:
@@ -91,15 +98,16 @@ def to_dot(tape, target=None, sources=None, *, detail="values", highlight=(), ed
     >>> print(to_dot(tape).splitlines()[0])
     digraph tape {
     """
-    graph = build(tape, target, sources, detail=detail, collapse=collapse, expand=expand, max_ops=max_ops)
+    graph = build(tape, target, sources, detail=detail, collapse=collapse, expand=expand, max_ops=max_ops, flow=flow)
     return graph.source(highlight=highlight, edge_colors=edge_colors, edge_labels=edge_labels, rankdir=rankdir,
-                        title=title)
+                        title=title, flow=flow)
 
 
-def build(tape, target=None, sources=None, *, detail="values", collapse=None, expand=(), max_ops=MAX_OPS):
+def build(tape, target=None, sources=None, *, detail="values", collapse=None, expand=(), max_ops=MAX_OPS,
+          flow=False):
     """The tape's nodes and edges as a :class:`DotGraph` (options as :func:`to_dot`'s); ``.source()`` writes DOT."""
     check_options(detail, max_ops)
-    return DotGraph(tape_data(tape, target, sources), detail, collapse, expand, max_ops)
+    return DotGraph(tape_data(tape, target, sources, parts=flow), detail, collapse, expand, max_ops)
 
 
 def check_options(detail, max_ops):
@@ -154,6 +162,7 @@ class DotGraph:
             _check_scope_names(data, "collapse", [collapse] if isinstance(collapse, str) else collapse)
         self.collapse_of = _collapser(collapse, expand)
         self.units = self._units()
+        self.units_by_id = {u.id: u for u in self.units}
         self.hidden = []
         if max_ops is not None and len(self.units) > max_ops:  # keep the ops nearest the target
             self.hidden, self.units = self.units[:-max_ops], self.units[-max_ops:]
@@ -211,9 +220,14 @@ class DotGraph:
         return edges
 
     def _input_node(self, k, u, readers, shown, copies):
-        """The node of tensor ``k`` as ``u`` reads it: a constant that several units read gets a copy beside each."""
+        """The node of tensor ``k`` as ``u`` reads it. A constant that several units read gets a copy beside each;
+        a leaf read by more than ``SHARED_OVER`` (an RNN's weights, read at every time step) is drawn where it is
+        first read and again beside each later reader: edges from one node to fifty steps down the page would make
+        the layout slow (Graphviz routes each through every rank between) and the picture a web of lines."""
         t = self.data.tensors[k]
-        if t.kind == "constant" and not (t.is_source or t.is_target) and readers[k] > 1:
+        constant = t.kind == "constant" and not (t.is_source or t.is_target) and readers[k] > 1
+        shared = t.producer is None and not t.is_target and readers[k] > SHARED_OVER and k in shown
+        if constant or shared:
             copy = f"{self.tensor_nodes[k]}_{u.id}"
             copies.append((copy, k, self._unit_scope(u)))
             self.copies.setdefault(k, []).append(copy)
@@ -258,6 +272,15 @@ class DotGraph:
         attrs["tooltip"] = f"{t.name}: {fmt.shape_text(t.shape)} {t.dtype}" + (
             f"; gradient None: {t.none_reason}" if t.none_reason else "")
         return attrs
+
+    def _is_again(self, node, k):
+        """Whether ``node`` draws a shared leaf again (a copy of a constant shows all of it: it is small)."""
+        return node != self.tensor_nodes[k] and self.data.tensors[k].kind != "constant"
+
+    def _again_attrs(self, t):
+        """A shared leaf drawn again beside a later reader: its name, in its colour, dashed (the first draws it all)."""
+        return {"shape": "box", "style": "rounded,filled,dashed", "fillcolor": FILL[t.kind], "label": t.name,
+                "tooltip": f"{t.name} again (drawn in full where first read): {fmt.shape_text(t.shape)} {t.dtype}"}
 
     def _op_attrs(self, u):
         if u.box_scope is None:
@@ -359,9 +382,10 @@ class DotGraph:
 
     # --- assembling the text --------------------------------------------------------------------
     def source(self, *, highlight=(), edge_colors=None, edge_labels=None, rankdir=None, title=None, node_attrs=None,
-               edge_attrs=None):
-        """The DOT text, with ``to_dot``'s highlight, edge colours and labels, direction and title; ``node_attrs``
-        and ``edge_attrs`` add DOT attributes by node and edge id (the stepper's still frames use them)."""
+               edge_attrs=None, flow=False):
+        """The DOT text, with ``to_dot``'s highlight, edge colours and labels, direction, title and flow;
+        ``node_attrs`` and ``edge_attrs`` add DOT attributes by node and edge id (the stepper's still frames use
+        them)."""
         rankdir = self.rankdir() if rankdir is None else rankdir
         _check_rankdir(rankdir)
         if not self.data.ops and title is None:  # an empty picture teaches nothing: say why it is empty
@@ -371,8 +395,15 @@ class DotGraph:
         labels = {i: v for spec, v in _pairs(edge_labels) for i in self._edge_ids(spec)}
         lines = _header(rankdir, title)
         lines += _clusters(self._node_lines(hi_nodes, node_attrs or {}))
-        lines += self._edge_lines(hi_edges, colors, labels, edge_attrs or {})
-        lines += [f"  {quote(tail)} -> {quote(head)} {INVISIBLE};" for tail, head in self._below_target()]
+        edge_attrs = edge_attrs or {}
+        below = self._below_target()
+        if flow:
+            flow_attrs, legend = self._flow()
+            edge_attrs = {i: {**flow_attrs.get(i, {}), **edge_attrs.get(i, {})} for i in {*flow_attrs, *edge_attrs}}
+            lines.append(legend)
+            below += [(self._target_node(), "legend")] if self._target_node() else []
+        lines += self._edge_lines(hi_edges, colors, labels, edge_attrs)
+        lines += [f"  {quote(tail)} -> {quote(head)} {INVISIBLE};" for tail, head in below]
         lines.append("}")
         return "\n".join(lines) + "\n"
 
@@ -391,7 +422,8 @@ class DotGraph:
     def _node_lines(self, hi_nodes, node_attrs):
         """``(scope path, node line)`` for every drawn node: tensors, ops (or boxes), then the summary node."""
         data = self.data
-        drawn = [(node, self._tensor_attrs(data.tensors[k]), scope) for node, k, scope in self.nodes]
+        drawn = [(node, self._again_attrs(data.tensors[k]) if self._is_again(node, k) else
+                  self._tensor_attrs(data.tensors[k]), scope) for node, k, scope in self.nodes]
         drawn += [(u.id, self._op_attrs(u), self._unit_scope(u)) for u in self.units]
         if self.hidden:
             drawn.append(("more", self._more_attrs(), ""))
@@ -425,10 +457,57 @@ class DotGraph:
             lines.append(f"  {quote(e.tail)} -> {quote(e.head)} [{_attrs(attrs)}];")
         return lines
 
+    def _flow(self):
+        """Each edge's DOT attributes by the norm of the gradient flowing back along it, and the legend's node.
+
+        The colour and width go with log10 of the norm, from the smallest to the largest on the picture: a ramp
+        from pale green (small) to dark purple (large), 1 to 6 points wide. An edge no gradient flows along
+        (an integer tensor, a part the target does not depend on) is grey and dashed; one whose gradient is all
+        zeros is grey."""
+        if not self.data.has_gradient:
+            raise ValueError("draw(flow=True): this tape has no gradient to show yet. Call tape.gradient(loss, "
+                             "sources) first (the flow is read off that pass), then draw it.")
+        norms = {}
+        for e in self.edges:
+            grad = self._flowing(e)
+            if grad is not None:
+                norms[e.id] = float(np.sqrt(np.sum(np.square(np.asarray(grad, np.float64)))))
+        logs = [np.log10(n) for n in norms.values() if n > 0]
+        low, high = (min(logs), max(logs)) if logs else (0.0, 0.0)
+        attrs = {}
+        for e in self.edges:
+            norm = norms.get(e.id)
+            if norm is None or norm == 0:
+                attrs[e.id] = {"color": GREY, "style": "dashed" if norm is None else "solid", "tooltip": (
+                    f"{self.data.name(e.tensor)}: " + ("no gradient flows here" if norm is None else "gradient 0"))}
+                continue
+            share = (np.log10(norm) - low) / (high - low) if high > low else 1.0
+            attrs[e.id] = {"color": _ramp(share), "penwidth": f"{1 + 5 * share:.2f}",
+                           "tooltip": f"|{self.data.grad_of(e.tensor)}| = {fmt.number_text(norm, 3)}"}
+        return attrs, _legend(low, high)
+
+    def _flowing(self, e):
+        """The gradient that flows back along edge ``e``: into an op, the part the op sent that input (into a box,
+        the sum of its ops' parts: a time step's share of dL/dW); out of an op, all of dL/d(its output)."""
+        data = self.data
+        if e.arg is None or e.tail == "more":
+            return data.tensors[e.tensor].grad
+        if data.sent is None:
+            raise ValueError("DotGraph.source(flow=True) needs the parts of the pass: build(tape, flow=True).")
+        unit = self.units_by_id[e.head]
+        if unit.box_scope is None:  # (x * x: one edge per argument, each with its own part)
+            return data.sent.get((e.op, e.arg))
+        parts = [data.sent[op.index, i] for op in unit.ops for i, k in enumerate(op.inputs)
+                 if k == e.tensor and (op.index, i) in data.sent]
+        return sum(parts[1:], parts[0]) if parts else None
+
+    def _target_node(self):
+        return next((node for node, k, _ in self.nodes if self.data.tensors[k].is_target), None)
+
     def _below_target(self):
         """Invisible edges that hang what does not reach the target (unconnected parts, tensors no op read) below
         it, side by side, instead of beside the graph: a narrower picture, and the unconnected part set apart."""
-        target = next((node for node, k, _ in self.nodes if self.data.tensors[k].is_target), None)
+        target = self._target_node()
         if target is None:
             return []
         links = {}
@@ -467,6 +546,25 @@ def rule_symbols(data, op):
         size_in, size_out = (math.prod(data.tensors[k].shape) for k in (op.inputs[0], op.output))
         symbols["n"] = str(size_in // max(size_out, 1))
     return symbols
+
+
+FLOW_RAMP = ("#b5de2b", "#6ece58", "#1f9e89", "#31688e", "#482878", "#440154")  # viridis: small -> large gradients
+
+
+def _ramp(share):
+    """The colour ``share`` (0..1) of the way along ``FLOW_RAMP``."""
+    return FLOW_RAMP[min(int(share * len(FLOW_RAMP)), len(FLOW_RAMP) - 1)]
+
+
+def _legend(low, high):
+    """The flow view's legend: a node with a swatch and a norm under each colour of the ramp (log10 low..high)."""
+    n = len(FLOW_RAMP)
+    values = [10 ** (low + (high - low) * (i + 0.5) / n) for i in range(n)] if high > low else [10 ** high] * n
+    swatches = "".join(f'<TD BGCOLOR="{c}" WIDTH="44" HEIGHT="{4 + 3 * i}"></TD>' for i, c in enumerate(FLOW_RAMP))
+    numbers = "".join(f"<TD>{fmt.number_text(v)}</TD>" for v in values)
+    label = (f'<<TABLE BORDER="0" CELLSPACING="2"><TR><TD COLSPAN="{n}">gradient norm on each edge '
+             f"(log scale)</TD></TR><TR>{swatches}</TR><TR>{numbers}</TR></TABLE>>")
+    return f'  "legend" [id="legend", shape="plaintext", label={label}];'
 
 
 def _check_scope_names(data, what, names):

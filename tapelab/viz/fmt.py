@@ -49,6 +49,11 @@ def _num(x):
     return s
 
 
+def number_text(x, digits=2):
+    """A number in ``digits`` significant figures, as short as it goes (``0.0031``, ``4.2e-07``, ``1.5e+03``)."""
+    return f"{float(x):.{digits}g}"
+
+
 def summary_text(v):
     """A one-number summary of a big array: its norm (used for gradients that are too big to print)."""
     v = np.asarray(v, dtype=np.float64)

@@ -25,7 +25,8 @@ from typing import NamedTuple
 import numpy as np
 
 from tapelab.engine import nest
-from tapelab.engine.backward import depending_on, walk
+from tapelab.engine.backward import Mode, depending_on, walk
+from tapelab.engine.primitives import NUMPY
 from tapelab.engine.retention import Retention
 from tapelab.engine.tape import UnconnectedGradients
 from tapelab.engine.tensor import Tensor, Variable
@@ -88,6 +89,7 @@ class TapeData:
     targets: list = field(default_factory=list)  # keys
     sources: list = field(default_factory=list)  # keys
     has_gradient: bool = False  # whether grads come from a gradient() call on these entries
+    sent: dict = None  # asked for (parts=True): (op index, input index) -> the part of dL/dinput that op sent
 
     def name(self, key):
         return self.tensors[key].name
@@ -142,17 +144,18 @@ class _Reading(NamedTuple):
     watched: tuple  # the tensors it watched
 
 
-def tape_data(tape, target=None, sources=None):
+def tape_data(tape, target=None, sources=None, *, parts=False):
     """Read ``tape`` (a :class:`~tapelab.engine.recording.Recorder`: a tape, a traced graph) into :class:`TapeData`,
     naming tensors as the calling code does.
 
     ``target``/``sources`` default to those of the tape's last ``gradient()`` call; without one there
     are none (watched tensors are still drawn as such). A non-persistent tape that already ran
     ``gradient()`` is read from its ``last_backward`` record. Sources that call was not taken for get their
-    gradients by walking back again from its seeds.
+    gradients by walking back again from its seeds. ``parts``: also keep the part of the gradient each op sent
+    each of its inputs (``TapeData.sent``, which the flow view draws on the edges).
     """
     shown = Retention(tape.tensors)  # what the tape let go, computed again once for this picture
-    return _data(tape, _reading(tape, target, sources, shown), shown)
+    return _data(tape, _reading(tape, target, sources, shown), shown, parts)
 
 
 def before_backward_data(tape, watched):
@@ -166,18 +169,27 @@ def before_backward_data(tape, watched):
     return _data(tape, read, Retention(tape.tensors))
 
 
-def _data(tape, read, shown):
+def _data(tape, read, shown, parts=False):
     """The steps of a reading: the tensors and ops, the gradients, the names, each tensor's part in the pass."""
     tensors, by_key, ops = _tensors_and_ops(tape, read, shown)
     reaches = _reaches(read)
-    grads = {}  # key -> the gradient that reached it
+    grads, sent = {}, None  # key -> the gradient that reached it
     if read.backward is not None:
         bw = read.backward
-        grads = walk(bw.entries, bw.seeds, reaches) if read.replay else bw.replay_grads()
+        if parts:  # the pass again, each op's parts kept by (op index, input index)
+            sent, index = {}, {id(e): k for k, e in enumerate(read.entries)}
+
+            def keep_parts(e, g, steps, grads):
+                sent.update(((index[id(e)], i), c) for i, c, _ in steps)
+
+            grads = walk(bw.entries, bw.seeds, reaches, Mode(NUMPY, None, keep_parts))
+        else:
+            grads = walk(bw.entries, bw.seeds, reaches) if read.replay else bw.replay_grads()
     ends = {t._key for t in list(read.sources) + read.targets}  # sources and targets are named, never as a value
     _name_tensors(tensors, by_key, tape.input_names, ends)
     data = TapeData(tensors, ops, [t._key for t in read.targets if t._key in tensors],
-                    [s._key for s in read.sources if s._key in tensors], has_gradient=read.backward is not None)
+                    [s._key for s in read.sources if s._key in tensors], has_gradient=read.backward is not None,
+                    sent=sent)
     _mark_the_backward_pass(data, reaches, grads)
     _explain_missing_gradients(data, read, grads)
     return data

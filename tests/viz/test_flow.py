@@ -101,3 +101,83 @@ def test_before_gradient_and_an_unknown_scope_say_what_to_do():
         flow["dense"]
     with pytest.raises(ValueError, match=r"which must be 'output' or 'weights'"):
         flow.norms("input")
+
+
+# --- the drawn flow view: draw(tape, flow=True) -------------------------------------------------------------
+def _edge_attrs(source, tail, head):
+    """The attribute text of every drawn edge tail -> head in DOT text."""
+    import re
+    return re.findall(rf'"{tail}" -> "{head}" \[([^\]]*)\]', source)
+
+
+def _deep_sigmoid_tape(layers=8):
+    tl.random.set_seed(0)
+    model = tl.keras.Sequential([tl.keras.layers.Dense(16, activation="sigmoid") for _ in range(layers)]
+                                + [tl.keras.layers.Dense(10)])
+    x, y = tl.random.normal([16, 20]), tl.constant(np.arange(16) % 10)
+    with tl.GradientTape() as tape:
+        loss = tl.reduce_mean(tl.keras.losses.sparse_categorical_crossentropy(y, model(x), from_logits=True))
+    tape.gradient(loss, model.trainable_variables)
+    return tape
+
+
+def test_flow_colours_and_thickens_the_edges_by_the_gradient_s_size_with_a_legend():
+    tape = _deep_sigmoid_tape()
+    graph = tl.viz.dot.build(tape, collapse=True, flow=True)
+    source = graph.source(flow=True)
+    flow = tl.viz.gradient_flow(tape)
+    # the edge out of each layer's box carries dL/d(its output): the widths rise with the flow's norms
+    widths, norms = [], []
+    for u in graph.units:
+        if u.box_scope is None:
+            continue
+        (out,) = [e for e in graph.edges if e.tail == u.id]
+        (attrs,) = _edge_attrs(source, out.tail, out.head)
+        widths.append(float(attrs.split('penwidth="')[1].split('"')[0]))
+        norms.append(flow[u.box_scope].output_norm)
+    sigmoid = slice(0, 8)  # (the last layer, a linear one, may get less than the one before it)
+    assert len(widths) == 9 and widths[sigmoid] == sorted(widths[sigmoid]) and norms[sigmoid] == sorted(norms[sigmoid])
+    assert widths[0] < 2 < 5 < widths[7]  # the smallest gradient is drawn thin, the largest thick
+    assert '"legend"' in source and "gradient norm on each edge (log scale)" in source
+    for colour in tl.viz.dot.FLOW_RAMP:
+        assert f'BGCOLOR="{colour}"' in source
+    # the integer labels get no gradient: a grey dashed edge
+    assert any("dashed" in a and tl.viz.dot.GREY in a for a in _edge_attrs(source, r"t\d+", r"op_\d+"))
+
+
+def test_an_edge_into_a_time_step_carries_that_step_s_part_of_a_shared_weight_s_gradient():
+    tape, (dW_x, dW_h), _ = _rnn(steps=6)
+    graph = tl.viz.dot.build(tape, collapse=True, flow=True)
+    data = graph.data
+    key_of = {t.name: k for k, t in data.tensors.items()}
+    parts = [graph._flowing(e) for e in graph.edges if e.tensor == key_of["W_h"]]
+    assert len(parts) == 6  # one edge into each step's box: the first from W_h itself, the others from its copies
+    np.testing.assert_allclose(sum(parts), dW_h.numpy(), rtol=1e-5, atol=1e-7)
+    # the weights are drawn in full once, then again (dashed, by name) beside each later step
+    copies = graph.copies[key_of["W_h"]]
+    assert len(copies) == 5 and all(graph._is_again(c, key_of["W_h"]) for c in copies)
+    assert 'label="W_h", tooltip="W_h again' in graph.source()
+
+
+def test_a_50_step_rnn_collapsed_per_step_has_no_edge_across_steps():
+    """Graphviz routes an edge through every rank it spans: one W_h node feeding 50 steps took ~17 s to lay out.
+    Drawn again beside each step, every edge into a step's box starts next to it (benchmarks/bench_viz.py times
+    the drawing)."""
+    tape, _, _ = _rnn(steps=50)
+    graph = tl.viz.dot.build(tape, collapse=True, flow=True)
+    boxes = [u.id for u in graph.units if u.box_scope is not None]
+    assert len(boxes) == 50
+    readers = {}
+    for e in graph.edges:
+        if e.head in boxes:
+            readers.setdefault(e.tail, set()).add(e.head)
+    assert max(len(r) for r in readers.values()) == 1
+
+
+def test_flow_before_gradient_says_what_to_do():
+    x = tl.Variable(2.0, name="x")
+    with tl.GradientTape() as tape:
+        y = x * x
+    with pytest.raises(ValueError, match=r"flow=True.*tape.gradient\(loss, sources\) first"):
+        tl.viz.to_dot(tape, flow=True)
+    del y
