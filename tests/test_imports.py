@@ -70,7 +70,7 @@ ALLOWED = {
     "api": {"engine", "api", "keras"},  # (tl.data's Dataset is fed to fit(); tapelab/__init__ re-exports it all)
     "keras": {"engine", "api", "keras", "lessons"},  # (fit(plot=True) draws with tl.plots)
     "viz": {"engine", "viz"},
-    "lessons": {"engine", "api", "keras", "lessons"},
+    "lessons": {"engine", "api", "keras", "viz", "lessons"},  # (FlowPlot draws what viz.flow measures)
 }
 
 

@@ -33,13 +33,15 @@ from tapelab.keras.naming import each_once, keras_name
 class History:
     """What ``fit`` returns: ``history.history["loss"]`` is the list of each epoch's mean loss (and so on for
     every metric and, with validation data, ``val_loss``/``val_<metric>``). After ``fit(plot=True)``,
-    ``loss_plot`` is its live plot (a :class:`tapelab.lessons.plots.LossPlot`: show it again, or read its curves)."""
+    ``loss_plot`` is its live plot (a :class:`tapelab.lessons.plots.LossPlot`: show it again, or read its curves);
+    after ``fit(flow=True)``, ``flow_plot`` its plot of each layer's gradient norm (a ``FlowPlot``)."""
 
     def __init__(self):
         self.history = {}
         self.epoch = []
         self.params = {}
         self.loss_plot = None
+        self.flow_plot = None
 
     def _add(self, epoch, logs):
         self.epoch.append(epoch)
@@ -154,14 +156,17 @@ class Model(Layer):
         return {m.name: float(m.result()) for m in sorted(self.metrics, key=lambda m: m.name)}  # Keras 3's order
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
-            validation_data=None, shuffle=True, initial_epoch=0, steps_per_epoch=None, plot=False, seed=None):
+            validation_data=None, shuffle=True, initial_epoch=0, steps_per_epoch=None, plot=False, seed=None,
+            flow=False):
         """Train for ``epochs`` passes over ``(x, y)`` (arrays, batched ``batch_size`` rows at a time, 32 by
         default) or over a batched ``tl.data.Dataset`` of ``(x, y)``. Returns a :class:`History`.
 
         Each epoch shows a progress bar with the running loss and metrics (``verbose=2``: one line per epoch,
         ``0``: nothing); ``plot=True`` also draws a live plot of the loss of each step, the mean since the epoch
         began (the bar's loss, as Keras reports it) and, with validation data, the validation loss of each epoch
-        (``history.loss_plot``). ``validation_data=(x_val, y_val)`` (or a Dataset, or ``validation_split``: the last
+        (``history.loss_plot``); ``flow=True`` a live plot of each layer's gradient norm |dL/dW| at every step
+        (``history.flow_plot``, a :class:`tapelab.lessons.plots.FlowPlot`; pass one of your own for its other
+        options). ``validation_data=(x_val, y_val)`` (or a Dataset, or ``validation_split``: the last
         fraction of the rows) is evaluated after each epoch, as ``val_loss`` and ``val_<metric>``. With
         ``steps_per_epoch`` an epoch is that many batches, each epoch going on where the last one stopped.
         """
@@ -176,11 +181,12 @@ class Model(Layer):
         history = History()
         history.params = {"epochs": epochs, "steps": steps_per_epoch or _length(batches), "verbose": verbose}
         curve, step = (_plot(self.name) if plot else None), 0
+        flow_plot = _flow_plot(self.name, flow)
         self.stop_training = False
         for epoch in range(initial_epoch, epochs):
             epoch_batches = batches if stream is None else itertools.islice(stream, steps_per_epoch)
             title = f"Epoch {epoch + 1}/{epochs}"
-            logs, step = self._train_epoch(epoch_batches, steps_per_epoch, verbose, title, curve, step)
+            logs, step = self._train_epoch(epoch_batches, steps_per_epoch, verbose, title, curve, flow_plot, step)
             if validation_data is not None:
                 logs.update(self._validation_logs(validation_data, batch_size, verbose))
             if verbose == 2:
@@ -193,11 +199,14 @@ class Model(Layer):
         if curve is not None:
             curve.close()
             history.loss_plot = curve
+        if flow_plot is not None:
+            flow_plot.close()
+            history.flow_plot = flow_plot
         self.history = history
         return history
 
-    def _train_epoch(self, batches, steps, verbose, title, curve, step):
-        """One pass of ``fit``: ``train_step`` on each batch, the progress bar and the loss curve kept up to date.
+    def _train_epoch(self, batches, steps, verbose, title, curve, flow_plot, step):
+        """One pass of ``fit``: ``train_step`` on each batch, the progress bar and the plots kept up to date.
         Returns the epoch's logs and the number of steps trained so far."""
         for metric in self.metrics:
             metric.reset_state()
@@ -211,6 +220,8 @@ class Model(Layer):
             step += 1
             if curve is not None:
                 curve.update(step=step, **_step_points(self._step_loss, logs["loss"]))
+            if flow_plot is not None:
+                flow_plot.update(self.last_tape, step=step)
         if not logs:
             raise ValueError(f"{self.name}.fit: there are no batches to train on (x has 0 examples, or the "
                              "Dataset yields nothing).")
@@ -509,6 +520,19 @@ def _plot(name):
     from tapelab.lessons.plots import LossPlot  # (matplotlib loads only when a plot is made)
 
     return LossPlot(title=f"{name}.fit: training loss", xlabel="training step (one batch each)")
+
+
+def _flow_plot(name, flow):
+    """fit's gradient-flow plot: ``flow`` is False (none), True (a new one) or a FlowPlot of the learner's."""
+    if flow is False or flow is None:
+        return None
+    from tapelab.lessons.plots import FlowPlot  # (matplotlib loads only when a plot is made)
+
+    if flow is True:
+        return FlowPlot(title=f"{name}.fit: |dL/dW| of each layer", xlabel="training step (one batch each)")
+    if isinstance(flow, FlowPlot):
+        return flow
+    raise TypeError(f"{name}.fit: flow= is True, False or a tl.plots.FlowPlot, got {type(flow).__name__}")
 
 
 def _step_points(step_loss, running_mean):

@@ -1,4 +1,4 @@
-"""Watching training: a live loss-curve plot and progress bars with the current loss.
+"""Watching training: a live loss-curve plot, a live plot of each layer's gradient norm, progress bars.
 
     plot = tl.plots.LossPlot()                  # one figure, redrawn in place in a notebook
     for epoch in tl.plots.progress(range(num_epochs), desc="epoch"):
@@ -64,12 +64,14 @@ class LossPlot:
     >>> plot.close()
     """
 
+    default_path = "loss_curve.png"  # where a plot outside a notebook is saved when no path is given
+
     def __init__(self, title="Training", xlabel="step", path=None, min_interval=0.5, logy=False,
                  display="auto", figsize=(6.0, 3.0), dpi=96):  # 576 px: never shrunk, its smallest text 11 px
         if display not in ("auto", "notebook", "file"):
             raise ValueError(f"LossPlot: display must be 'auto', 'notebook' or 'file', got {display!r}")
         self.notebook = in_notebook() if display == "auto" else display == "notebook"
-        self.path = Path(path) if path is not None else (None if self.notebook else Path("loss_curve.png"))
+        self.path = Path(path) if path is not None else (None if self.notebook else Path(self.default_path))
         self.title, self.xlabel, self.logy = title, xlabel, bool(logy)
         self.min_interval = float(min_interval)
         self.figsize, self.dpi = figsize, dpi
@@ -87,10 +89,14 @@ class LossPlot:
             raise RuntimeError("LossPlot.update: this plot is closed; make a new LossPlot()")
         if not values:
             raise ValueError("LossPlot.update: give at least one named value, e.g. plot.update(loss=loss)")
+        self._add(step, draw, values)
+
+    def _add(self, step, draw, values):
+        """One point per ``{curve name: value}``; a redraw when ``draw`` or ``min_interval`` says so."""
         for name, value in values.items():
             steps, vals = self.history.setdefault(name, ([], []))
             steps.append(len(steps) if step is None else float(step))
-            vals.append(_number(value, f"LossPlot.update: {name}"))
+            vals.append(_number(value, f"{type(self).__name__}.update: {name}"))
         if draw or (draw is None and time.monotonic() - self._last_draw >= self.min_interval):
             self.draw()
 
@@ -125,11 +131,7 @@ class LossPlot:
             ax.grid(alpha=0.3)
             if names:
                 ax.legend(loc="best", fontsize="small")
-        fig.suptitle(self.title)
-        fig.tight_layout()
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png")
-        return buf.getvalue()
+        return _png(fig, self.title)
 
     def draw(self):
         """Render now: replace the notebook output in place, or (re)write the PNG file."""
@@ -169,6 +171,85 @@ class LossPlot:
 
     def _repr_png_(self):  # showing the plot object itself shows the current figure
         return self.render() if self.history else None
+
+
+def _png(fig, title):
+    fig.suptitle(title)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+class FlowPlot(LossPlot):
+    """A live plot of each layer's gradient norm over training, on a log scale: one line per name scope (a Keras
+    layer, a time step), read off each step's backward pass by :func:`tapelab.viz.gradient_flow`.
+
+    ``update(tape, step=None)`` after the step's ``tape.gradient(...)`` adds one point per scope that reads a
+    trainable Variable; ``which``: ``"weights"`` (|dL/dW| of the scope's weights, the size of its update) or
+    ``"output"`` (|dL/d output|, the gradient arriving from above); ``depth`` as ``gradient_flow``'s. The lines go
+    from light (the first layer) to dark (the last), as in ``draw(tape, flow=True)``. ``model.fit(..., flow=True)``
+    draws one. Display and ``close()`` as :class:`LossPlot`'s.
+
+    >>> plot = tl.plots.FlowPlot(display="file", path="flow.png")
+    >>> w = tl.Variable([[2.0]], name="w")
+    >>> for step in range(3):
+    ...     with tl.GradientTape() as tape:
+    ...         with tl.name_scope("layer"):
+    ...             loss = tl.reduce_sum(w * w)
+    ...     grad = tape.gradient(loss, w)
+    ...     plot.update(tape)
+    >>> plot.history["layer"][1]
+    [4.0, 4.0, 4.0]
+    >>> plot.close()
+    """
+
+    default_path = "gradient_flow.png"
+
+    def __init__(self, which="weights", depth=1, title=None, xlabel="training step", **options):
+        if which not in ("weights", "output"):
+            raise ValueError(f"FlowPlot: which must be 'weights' (|dL/dW| per layer) or 'output' (|dL/d output| "
+                             f"per layer), got {which!r}")
+        what = "|dL/dW|, the gradient of each layer's weights" if which == "weights" else \
+            "|dL/d output|, the gradient arriving at each layer"
+        super().__init__(title=title or what, xlabel=xlabel, logy=True, **options)
+        self.which, self.depth = which, depth
+
+    def update(self, tape, step=None, draw=None):
+        """Add each scope's norm in ``tape``'s latest backward pass (call it after ``tape.gradient``)."""
+        from tapelab.viz.flow import gradient_flow  # (the layer below: the data this plot draws)
+
+        if self.closed:
+            raise RuntimeError("FlowPlot.update: this plot is closed; make a new FlowPlot()")
+        rows = [r for r in gradient_flow(tape, self.depth) if r.weight_norm is not None]
+        if not rows:
+            raise ValueError("FlowPlot.update: no name scope of this backward pass reads a trainable Variable, so "
+                             "there is no layer to plot. Use Keras layers (each records under its name) or wrap "
+                             "each layer's ops in `with tl.name_scope('layer_1'):`.")
+        self._add(step, draw, {r.scope: r.weight_norm if self.which == "weights" else r.output_norm for r in rows})
+
+    def render(self):
+        """The figure as PNG bytes: every layer's line on one log-scale axis, light (first) to dark (last)."""
+        from matplotlib import colormaps
+
+        if self._figure is None:
+            self._figure = self._build()
+        fig = self._figure
+        fig.clear()
+        ax = fig.add_subplot(1, 1, 1)
+        names = list(self.history)
+        ramp = colormaps["viridis_r"]
+        for n, name in enumerate(names):
+            steps, vals = self.history[name]
+            ax.plot(steps, vals, "o-" if len(vals) < 30 else "-", markersize=3, color=ramp(0.15 + 0.85 * n / max(
+                len(names) - 1, 1)), label=f"{name}: {vals[-1]:.2g}")
+        ax.set_yscale("log")
+        ax.set_xlabel(self.xlabel)
+        ax.set_ylabel("gradient norm")
+        ax.grid(alpha=0.3)
+        if names:
+            ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize="small", ncols=1 + len(names) // 13)
+        return _png(fig, self.title)
 
 
 class progress:

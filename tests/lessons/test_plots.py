@@ -151,3 +151,66 @@ def test_progress_bars_start_no_thread_in_pyodide(monkeypatch, recwarn):
         pass
     assert auto.tqdm.monitor_interval == 0 and threading.active_count() == threads
     assert not [w for w in recwarn if "monitor" in str(w.message)]
+
+
+# --- FlowPlot: each layer's gradient norm over training --------------------------------------------------------
+def _deep_model(layers=6):
+    tl.random.set_seed(0)
+    model = tl.keras.Sequential([tl.keras.layers.Dense(16, activation="sigmoid") for _ in range(layers)]
+                                + [tl.keras.layers.Dense(10)])
+    model.compile("sgd", tl.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    rng = np.random.default_rng(0)
+    return model, rng.normal(size=(64, 12)).astype("float32"), np.arange(64) % 10
+
+
+def test_flow_plot_draws_each_layer_s_gradient_norm_as_gradient_flow_measures_it(tmp_path):
+    model, x, y = _deep_model()
+    plot = tl.plots.FlowPlot(display="file", path=tmp_path / "flow.png", min_interval=0)
+    for step in range(3):
+        model.train_step((x[step * 16:(step + 1) * 16], y[step * 16:(step + 1) * 16]))
+        plot.update(model.last_tape)
+    flow = tl.viz.gradient_flow(model.last_tape)
+    layers = [r.scope for r in flow if r.weight_norm is not None]
+    assert list(plot.history) == layers and len(layers) == 7
+    for scope in layers:
+        steps, values = plot.history[scope]
+        assert steps == [0, 1, 2] and values[-1] == pytest.approx(flow[scope].weight_norm)
+    assert plot.history[layers[0]][1][-1] < plot.history[layers[5]][1][-1] / 100  # the sigmoid stack's fall
+    output = tl.plots.FlowPlot(which="output", display="file", path=tmp_path / "out.png")
+    output.update(model.last_tape)
+    assert output.history[layers[0]][1] == [pytest.approx(flow[layers[0]].output_norm)]
+    plot.close()
+    assert (tmp_path / "flow.png").read_bytes().startswith(PNG_MAGIC)
+
+
+def test_fit_flow_true_plots_every_step_and_keeps_the_plot_on_the_history(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # (outside a notebook fit's plots are saved as PNGs)
+    model, x, y = _deep_model(layers=3)
+    history = model.fit(x, y, epochs=2, batch_size=16, verbose=0, flow=True)
+    plot = history.flow_plot
+    assert isinstance(plot, tl.plots.FlowPlot) and plot.closed and len(plot.history) == 4  # 3 sigmoid + the head
+    assert all(steps == [1, 2, 3, 4, 5, 6, 7, 8] for steps, _ in plot.history.values())  # 2 epochs of 4 batches
+    assert (tmp_path / "gradient_flow.png").read_bytes().startswith(PNG_MAGIC)
+    with pytest.raises(TypeError, match="flow= is True, False or a tl.plots.FlowPlot"):
+        model.fit(x, y, verbose=0, flow="yes")
+
+
+def test_flow_plot_says_what_to_do_with_a_bad_which_and_a_pass_without_layers(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # (outside a notebook a plot is saved as gradient_flow.png)
+    with pytest.raises(ValueError, match="which must be 'weights'.*or 'output'"):
+        tl.plots.FlowPlot(which="inputs")
+    w = tl.Variable(2.0)
+    with tl.GradientTape() as tape:
+        loss = w * w
+    with pytest.raises(ValueError, match=r"gradient_flow: this tape has no backward pass"):
+        tl.plots.FlowPlot(display="file").update(tape)
+    tape.gradient(loss, w)
+    assert tl.plots.FlowPlot(display="file").update(tape) is None  # (ops outside every scope: one "(no scope)" line)
+    assert (tmp_path / "gradient_flow.png").exists()
+    x = tl.constant(2.0)
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        loss = x * x
+    tape.gradient(loss, x)
+    with pytest.raises(ValueError, match=r"no name scope of this backward pass reads a trainable Variable.*name_scope"):
+        tl.plots.FlowPlot(display="file").update(tape)
