@@ -277,5 +277,31 @@ LESSON_07 = (
              "the zeros around the border are there so that the window fits as often as there are pixels"),
 )
 
+# --- 08 · when gradients vanish or explode -----------------------------------------------------------------
+def _sigmoid_slope_max(lesson):
+    x = tl.constant(np.linspace(-6.0, 6.0, 1201))  # (0 is on the grid)
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        y = tl.sigmoid(x)
+    return float(tl.reduce_max(tape.gradient(y, x)))
+
+
+def _clipped(lesson):
+    (clipped,), _ = tl.clip_by_global_norm([tl.constant([3.0, 4.0])], 1.0)
+    return clipped.numpy()
+
+
+LESSON_08 = (
+    Question("1. the largest slope of the sigmoid", _equal(_sigmoid_slope_max),
+             "sigmoid'(x) = sigmoid(x) * (1 - sigmoid(x)), a product of two numbers that add up to 1: where is it "
+             "largest?"),
+    Question("2. [3, 4] clipped to a global norm of 1", _equal(_clipped),
+             "clip_by_global_norm scales the whole list by clip_norm / global_norm when the norm is larger: what "
+             "is the norm of [3, 4]?"),
+    Question("3. the layer whose weights get the smallest gradient", _choice("Zmlyc3Q=", ("first", "last")),
+             "section 2's table: the gradient arrives from the loss, and each sigmoid layer passes on a fraction "
+             "of it"),
+)
+
 LESSONS = {"01": LESSON_01, "02": LESSON_02, "03": LESSON_03, "04": LESSON_04, "05": LESSON_05, "06": LESSON_06,
-           "07": LESSON_07}
+           "07": LESSON_07, "08": LESSON_08}
