@@ -303,5 +303,42 @@ LESSON_08 = (
              "of it"),
 )
 
+# --- 09 · backpropagation through time ---------------------------------------------------------------------
+def _rnn_ops(steps, units=4):
+    """The ops lesson 09's hand-written RNN records inside its ``rnn`` scope for windows of ``steps`` steps."""
+    W_x, W_h = tl.Variable(tl.ones((1, units)) * 0.1), tl.Variable(tl.ones((units, units)) * 0.1)
+    b = tl.Variable(tl.zeros((units,)))
+    x = tl.constant(np.ones((2, steps, 1), np.float32))
+    with tl.GradientTape() as tape:
+        h = tl.zeros((2, units))
+        with tl.name_scope("rnn"):
+            for t in range(steps):
+                with tl.name_scope(f"t{t:02d}"):
+                    h = tl.tanh(x[:, t, :] @ W_x + h @ W_h + b)
+    return sum(1 for e in tape.entries if e.scope.startswith("rnn/"))
+
+
+def _linear_rnn_gradient_at_h0(lesson, w=0.9, steps=20):
+    h0 = tl.constant(0.5, tl.float64)
+    with tl.GradientTape() as tape:
+        tape.watch(h0)
+        h = h0
+        for t in range(steps):
+            h = w * h + tl.constant(float(t % 3), tl.float64)  # (any inputs: they do not change dL/dh_0)
+    return float(tape.gradient(h, h0))
+
+
+LESSON_09 = (
+    Question("1. ops the hand-written rnn records in 30 steps", _equal(lambda _: _rnn_ops(30), 0),
+             "section 2 printed the ops of one time step, rnn/t00/: each step records the same ones again"),
+    Question("2. dL/dh_0 for h_t = 0.9 * h_(t-1) + x_t over 20 steps", _equal(_linear_rnn_gradient_at_h0, 1e-3),
+             "going back one step multiplies the gradient by dh_t/dh_(t-1): what is it here, and how many steps "
+             "lie between h_0 and h_20?"),
+    Question("3. the GRU gate that copies the state forward", _choice("eg==", ("z", "r"), {
+                 "r": "r decides how much of h_(t-1) the candidate c sees; the mix h_t = z * h_(t-1) + (1 - z) * c "
+                      "is another gate's"}),
+             "section 9's formula h_t = z * h_(t-1) + (1 - z) * c: which gate makes h_t a copy of h_(t-1)?"),
+)
+
 LESSONS = {"01": LESSON_01, "02": LESSON_02, "03": LESSON_03, "04": LESSON_04, "05": LESSON_05, "06": LESSON_06,
-           "07": LESSON_07, "08": LESSON_08}
+           "07": LESSON_07, "08": LESSON_08, "09": LESSON_09}

@@ -87,6 +87,7 @@ WRONG = {
     "07": ["conv_output_shape = Conv2D(32, 3)(np.zeros((1, 28, 28, 1), 'float32'))",
            "conv_parameters = 16 * 5 * 5 + 16", "same_height = 26"],
     "08": ["sigmoid_slope_max = 1.0", "clipped = [3.0, 4.0]", 'smallest_gradient_layer = "last"'],
+    "09": ["ops_in_30_steps = 4 * 30", "gradient_at_h0 = 0.9 * 20", 'copying_gate = "r"'],
 }
 
 
