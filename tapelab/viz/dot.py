@@ -297,6 +297,7 @@ class DotGraph:
         label = "\n".join([u.box_scope, f"{n} op{'s' if n != 1 else ''}: " + "\n".join(_wrap(names, 36)),
                            f"(expand=[{u.box_scope.rstrip('/')!r}] opens it)"])
         return {"shape": "box3d", "style": "filled", "fillcolor": FILL["box"], "ordering": "in", "label": label,
+                "margin": "0.15,0.1",  # (box3d draws its top face inside the box: room for the first line)
                 "tooltip": f"name scope {u.box_scope}, collapsed"}
 
     def _rules(self, op):
