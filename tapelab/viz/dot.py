@@ -87,10 +87,12 @@ def to_dot(tape, target=None, sources=None, *, detail="values", highlight=(), ed
         rankdir: ``"TB"`` (top to bottom), ``"LR"`` (left to right), or ``None`` (default): whichever
             fits a notebook cell's width.
         title: a caption for the graph.
-        flow: after ``gradient()``, colour and thicken each edge by the size of the gradient that flows back along
-            it (the L2 norm of dloss/d(the edge's tensor), on a log scale from the smallest to the largest, with a
-            legend): where a gradient vanishes the edges fade, where it explodes they darken. With
-            ``collapse=True`` it shows the gradient between layers or time steps.
+        flow: after ``gradient()``, colour and thicken each edge by the size (L2 norm) of the gradient that flows
+            back along it, on a log scale from the smallest to the largest, with a legend: out of an op, all of
+            dloss/d(its output); into an op, the part of dloss/d(input) that op sent (into a collapsed box, its
+            ops' parts together: a time step's share of a shared weight's gradient). Where a gradient vanishes
+            the edges fade, where it explodes they darken. With ``collapse=True`` it shows the gradient between
+            layers or time steps.
 
     >>> x = tl.Variable(3.0, name="x")
     >>> with tl.GradientTape() as tape:
@@ -402,7 +404,8 @@ class DotGraph:
             flow_attrs, legend = self._flow()
             edge_attrs = {i: {**flow_attrs.get(i, {}), **edge_attrs.get(i, {})} for i in {*flow_attrs, *edge_attrs}}
             lines.append(legend)
-            below += [(self._target_node(), "legend")] if self._target_node() else []
+            target = self._target_node()
+            below += [(target, "legend")] if target else []
         lines += self._edge_lines(hi_edges, colors, labels, edge_attrs)
         lines += [f"  {quote(tail)} -> {quote(head)} {INVISIBLE};" for tail, head in below]
         lines.append("}")
