@@ -535,7 +535,9 @@ class DotGraph:
         t = self.data.tensors[k]
         scope = t.scope
         if t.producer is None:  # a leaf (Variable, constant) sits in a scope when every op reading it is there
-            scopes = {op.scope for u in self.units for op in u.ops if k in op.inputs}
+            again = set(self.copies.get(k, ()))  # (the readers of its copies read those, not it)
+            scopes = {op.scope for u in self.units if f"{self.tensor_nodes[k]}_{u.id}" not in again
+                      for op in u.ops if k in op.inputs}
             scope = next(iter(scopes)) if len(scopes) == 1 else ""
         box = self.collapse_of(scope)
         return scope if box is None else _parent(box)  # tensors of a collapsed scope sit beside its box

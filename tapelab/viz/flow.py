@@ -66,7 +66,7 @@ class GradientFlow:
         logs = [np.log10(r.output_norm) for r in self.rows if r.output_norm > 0]
         low, high = (min(logs), max(logs)) if logs else (0.0, 0.0)
         lines = [f"{'scope':<{width}}  {'ops':>4}  {'|dL/d output|':>13}  {'|dL/d weights|':>14}  "
-                 f"|dL/d output| on a log scale, 10^{low:.1f} to 10^{high:.1f}"]
+                 f"log scale, 10^{low:.1f}..10^{high:.1f}"]  # (a 1024-px window's cell: 75 characters)
         for r in self.rows:
             weight = "-" if r.weight_norm is None else f"{r.weight_norm:.3g}"
             lines.append(f"{r.scope:<{width}}  {r.ops:>4}  {r.output_norm:>13.3g}  {weight:>14}  "
@@ -77,7 +77,7 @@ class GradientFlow:
         return f"<GradientFlow over {len(self.rows)} scopes>\n{self}"
 
 
-def _bar(norm, low, high, full=30):
+def _bar(norm, low, high, full=20):
     """A bar from 1 mark (the smallest norm, 10^low) to ``full`` (the largest, 10^high), by log10 of ``norm``;
     a zero gradient shows as "0"."""
     if not norm > 0:
@@ -99,8 +99,8 @@ def gradient_flow(tape, depth=1):
     ...     loss = tl.reduce_sum(h * h)
     >>> grad = tape.gradient(loss, w)
     >>> print(tl.viz.gradient_flow(tape))     # doctest: +NORMALIZE_WHITESPACE
-    scope        ops  |dL/d output|  |dL/d weights|  |dL/d output| on a log scale, 10^0.0 to 10^1.1
-    layer          1             12              36  ##############################
+    scope        ops  |dL/d output|  |dL/d weights|  log scale, 10^0.0..10^1.1
+    layer          1             12              36  ####################
     (no scope)     2              1               -  #
     """
     record = _record_of(tape)

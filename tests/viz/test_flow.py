@@ -74,7 +74,7 @@ def test_the_table_shows_each_scope_with_a_log_bar():
     assert lines[0].startswith("scope") and "log scale" in lines[0]
     assert [line.split()[0] for line in lines[1:]] == ["rnn/t00", "rnn/t01", "rnn/t02", "(no"]
     bars = [len(line.split()[-1]) for line in lines[1:]]
-    assert max(bars) == 30 and min(bars) == 1
+    assert max(bars) == 20 and min(bars) == 1
 
 
 def test_depth_none_keeps_whole_scope_paths():
