@@ -475,7 +475,7 @@ class DotGraph:
         for e in self.edges:
             grad = self._flowing(e)
             if grad is not None:
-                norms[e.id] = float(np.sqrt(np.sum(np.square(np.asarray(grad, np.float64)))))
+                norms[e.id] = fmt.norm(grad)
         logs = [np.log10(n) for n in norms.values() if n > 0]
         low, high = (min(logs), max(logs)) if logs else (0.0, 0.0)
         attrs = {}

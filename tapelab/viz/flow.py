@@ -22,6 +22,7 @@ import numpy as np
 from tapelab.engine.backward import Mode, walk
 from tapelab.engine.primitives import NUMPY
 from tapelab.engine.tensor import Variable
+from tapelab.viz import fmt
 
 TOP = "(no scope)"  # what the table calls the ops recorded outside every name scope (the loss, usually)
 
@@ -124,7 +125,7 @@ def gradient_flow(tape, depth=1):
         outs = [grads[k] for k in leaving.get(scope, ()) if k in grads]
         parts = weight_parts.get(scope)
         rows.append(ScopeFlow(scope, sum(1 for e in entries if scope_of[e.key] == scope and e.key in grads),
-                              _norm(outs), None if parts is None else _norm(parts.values())))
+                              fmt.norm(*outs), None if parts is None else fmt.norm(*parts.values())))
     return GradientFlow(rows)
 
 
@@ -158,7 +159,3 @@ def _leaving(entries, scope_of, seeds):
         if k in scope_of:
             leaving.setdefault(scope_of[k], set()).add(k)
     return leaving
-
-
-def _norm(arrays):
-    return float(np.sqrt(sum(float(np.sum(np.square(np.asarray(a, np.float64)))) for a in arrays)))

@@ -54,10 +54,14 @@ def number_text(x, digits=2):
     return f"{float(x):.{digits}g}"
 
 
+def norm(*arrays):
+    """The L2 norm of one array, or of several taken together as one long vector, in float64."""
+    return float(np.sqrt(sum(np.sum(np.square(np.asarray(a, np.float64))) for a in arrays)))
+
+
 def summary_text(v):
     """A one-number summary of a big array: its norm (used for gradients that are too big to print)."""
-    v = np.asarray(v, dtype=np.float64)
-    return f"norm {_num(np.sqrt(np.sum(v * v)))}"
+    return f"norm {_num(norm(v))}"
 
 
 def array_text(v, small=SMALL, shape=True):
