@@ -32,3 +32,18 @@ def code_names(tensors):
         if len(found) == len(tensors):
             break
     return found
+
+
+def held_names(objects):
+    """``id(obj) -> the name the calling code holds it by``, for those of ``objects`` it holds (identity only; the
+    rules of :func:`code_names`): the names of a foreign tape's values."""
+    ids = {id(o) for o in objects}
+    found = {}
+    for frame in learner_frames():
+        for namespace in namespaces(frame):
+            for name, value in list(namespace.items()):
+                if id(value) in ids and id(value) not in found and not name.startswith("_") and name not in _SKIP:
+                    found[id(value)] = name
+        if len(found) == len(ids):
+            break
+    return found

@@ -18,6 +18,7 @@ from tapelab.engine.learner import spell
 from tapelab.engine.tape import GradientTape
 from tapelab.viz import fmt
 from tapelab.viz.dot import HIGHLIGHT, MAX_OPS, DotGraph, NodeId, check_options, rule_symbols
+from tapelab.viz.foreign import adopt, is_foreign
 from tapelab.viz.tapedata import before_backward_data
 
 MODES = ("backward", "forward")
@@ -78,6 +79,8 @@ def walkthrough(tape, target, sources, output_gradients=None, *, collapse=None, 
     >>> [through.data.ops[s.index].name for s in through.steps]
     ['add', 'multiply']
     """
+    if is_foreign(tape):  # a tape of one's own, read into a tapelab tape
+        tape, target, sources = adopt(tape, target, sources)
     _check_steppable(tape, target)
     watched = tape.watched  # (a one-shot tape lets go of some)
     steps = tape.backward_steps(target, sources, output_gradients)
@@ -376,8 +379,20 @@ def _contribution_lines(through, p, s, op, symbols, c, prev):
         total = f"earlier parts + this one = {_values(c.total)}"
     else:
         total = f"{_plus(prev, c.value)} = {_values(c.total)}"
-    return [f"  to {name}{which}:  {grad} += {rhs}",
-            f"      {grad}{':' if last else ' so far:'} {total}{', final' if last else ''}"]
+    lines = [f"  to {name}{which}:  {grad} += {rhs}",
+             f"      {grad}{':' if last else ' so far:'} {total}{', final' if last else ''}"]
+    if prev is not None and not _adds_up(prev, c.value, c.total):  # (a tape of one's own that did not add its parts)
+        lines.append(f"      ⚠ that is not the sum: the backward pass replaced {grad} instead of adding this part "
+                     "to it (a gradient that fans out is the sum of its parts: +=)")
+    return lines
+
+
+def _adds_up(prev, part, total):
+    """Whether ``total`` is ``prev + part`` (up to rounding)."""
+    try:
+        return bool(np.allclose(np.asarray(prev) + np.asarray(part), total))
+    except ValueError:  # (shapes that do not even broadcast)
+        return False
 
 
 def _sources_table(through, p):

@@ -31,6 +31,7 @@ from tapelab.engine.retention import Retention
 from tapelab.engine.tape import UnconnectedGradients
 from tapelab.engine.tensor import Tensor, Variable
 from tapelab.viz import fmt
+from tapelab.viz.foreign import adopt
 from tapelab.viz.names import code_names
 
 # why a source's gradient is None, in the order they are checked
@@ -145,7 +146,8 @@ class _Reading(NamedTuple):
 
 
 def tape_data(tape, target=None, sources=None, *, parts=False):
-    """Read ``tape`` (a :class:`~tapelab.engine.recording.Recorder`: a tape, a traced graph) into :class:`TapeData`,
+    """Read ``tape`` (a :class:`~tapelab.engine.recording.Recorder`: a tape, a traced graph; or a tape of one's own,
+    :mod:`tapelab.viz.foreign`) into :class:`TapeData`,
     naming tensors as the calling code does.
 
     ``target``/``sources`` default to those of the tape's last ``gradient()`` call; without one there
@@ -154,6 +156,7 @@ def tape_data(tape, target=None, sources=None, *, parts=False):
     gradients by walking back again from its seeds. ``parts``: also keep the part of the gradient each op sent
     each of its inputs (``TapeData.sent``, which the flow view draws on the edges).
     """
+    tape, target, sources = adopt(tape, target, sources)  # (a tape of one's own: read into a tapelab tape)
     shown = Retention(tape.tensors)  # what the tape let go, computed again once for this picture
     return _data(tape, _reading(tape, target, sources, shown), shown, parts)
 

@@ -5,6 +5,7 @@ carry the calling code's names (see :mod:`tapelab.viz.tapedata`).
 """
 
 from tapelab.viz import fmt
+from tapelab.viz.foreign import adopt
 from tapelab.viz.tapedata import tape_data
 
 
@@ -35,9 +36,11 @@ def format_tape(tape, target=None, sources=None, values=True, max_ops=None):
       ∂loss/∂x = [[1, 1], [1, 1]]
       ∂loss/∂y = [[0.5, 0.5], [0.5, 0.5]]
     """
+    tape, target, sources = adopt(tape, target, sources)
     data = tape_data(tape, target, sources)
     n = len(data.ops)
-    title = f"Graph '{tape.name}'" if tape.is_traced_graph else type(tape).__name__  # (Graph 'f_0': 2 ops)
+    title = (f"Graph '{tape.name}'" if tape.is_traced_graph else  # (Graph 'f_0': 2 ops)
+             getattr(tape, "foreign_name", type(tape).__name__))  # (a tape of one's own: its class's name)
     head = f"{title}: {n} op{'s' if n != 1 else ''}"
     if not data.tensors:
         return head + " (nothing recorded yet: compute with a Variable or a watched tensor inside the tape)"
