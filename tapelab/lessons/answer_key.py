@@ -340,5 +340,38 @@ LESSON_09 = (
              "section 9's formula h_t = z * h_(t-1) + (1 - z) * c: which gate makes h_t a copy of h_(t-1)?"),
 )
 
+# --- 10 · build your own tape ---------------------------------------------------------------------------------
+def _parts_of_err(lesson):
+    x, W, B = (tl.constant(np.linspace(-1, 1, 5)), tl.Variable(4.0, dtype=tl.float64),
+               tl.Variable(10.0, dtype=tl.float64))
+    with tl.GradientTape() as tape:
+        err = x * W + B - tl.constant(5 * np.linspace(-1, 1, 5) + 2)
+        loss = tl.reduce_mean(err * err)
+    return sum(c.tensor._key == err._key for step in tape.backward_steps(loss, [W, B]) for c in step.contributions)
+
+
+def _buggy_ratio(lesson):
+    from tapelab.lessons import own_tape
+
+    grads = []
+    for tape_class in (own_tape.Tape, own_tape.OverwritingTape):
+        loss, _, B, _ = own_tape.seed_001_example(tape := tape_class())
+        tape.backward(loss)
+        grads.append(float(B.grad))
+    return grads[0] / grads[1]
+
+
+LESSON_10 = (
+    Question("1. parts err's gradient adds up from", _equal(_parts_of_err, 0),
+             "count the inputs of the ops that read err: multiply(err, err) has two"),
+    Question("2. the value whose total is wrong at step 2", _choice("ZXJy", ("x", "w", "b", "y", "err", "loss"), {
+                 "w": "W gets its part at the last step; look at the value the multiply at step 2 reads twice",
+                 "b": "B's total is wrong too, but later: the mistake happens first at step 2"}),
+             "read the ⚠ line of the buggy stepper's panel at step 2: whose total is not the sum?"),
+    Question("3. right dloss/dB over the buggy one", _equal(_buggy_ratio, 1e-6),
+             "err's two parts are equal and the buggy pass keeps one of them: what happens to everything below?"),
+)
+
 LESSONS = {"01": LESSON_01, "02": LESSON_02, "03": LESSON_03, "04": LESSON_04, "05": LESSON_05, "06": LESSON_06,
-           "07": LESSON_07, "08": LESSON_08, "09": LESSON_09}
+           "07": LESSON_07, "08": LESSON_08, "09": LESSON_09,
+           "10": LESSON_10}

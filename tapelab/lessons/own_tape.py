@@ -47,6 +47,34 @@ class Tape:
                 on_step(e)
 
 
+class OverwritingTape(Tape):
+    """Lesson 10's planted bug: each part replaces the gradient instead of adding to it (= where += belongs)."""
+
+    def backward(self, loss, on_step=None):
+        for e in self.entries:
+            for v in [*e.inputs, e.output]:
+                v.grad = np.zeros_like(v.value)
+        loss.grad = np.ones_like(loss.value)
+        for e in reversed(self.entries):
+            for x, vjp in zip(e.inputs, e.vjps):
+                x.grad = vjp(e.output.grad)  # the bug: a value read twice keeps only its last part
+            if on_step is not None:
+                on_step(e)
+
+
+def seed_001_example(tape):
+    """Lesson 10's example on ``tape``: the mean squared error of x * W + B against y = 5x + 2 on five points, from
+    W = 4 and B = 10: ``(loss, W, B, err)``."""
+    x = Var(np.linspace(-1, 1, 5), name="x")
+    y = Var(5 * np.linspace(-1, 1, 5) + 2, name="y")
+    W, B = Var(4.0, name="W"), Var(10.0, name="B")
+    err = subtract(tape, add(tape, multiply(tape, x, W), B), y)
+    err.name = "err"
+    loss = mean(tape, multiply(tape, err, err))
+    loss.name = "loss"
+    return loss, W, B, err
+
+
 def unbroadcast(g, shape):
     """Sum ``g`` over the axes broadcasting added or stretched, so it has ``shape`` again."""
     while g.ndim > len(shape):
@@ -132,6 +160,7 @@ def matches_tapelab(ops, tape_class, seeds=(0, 1, 2, 3, 4)):
             if np.shape(mine) != np.shape(theirs) or not np.allclose(mine, theirs, atol=1e-8):
                 program = "; ".join(f"v{3 + n} = {name}(v{i}, v{j})" for n, (name, i, j) in enumerate(steps))
                 return (f"random program {seed} ({program}; loss = mean(v{2 + len(steps)})): the gradient of input "
-                        f"v{k} is {np.round(mine, 4).tolist()} on your tape, {np.round(theirs, 4).tolist()} on "
+                        f"v{k} is {(np.round(mine, 4) + 0.0).tolist()} on your tape, "
+                        f"{(np.round(theirs, 4) + 0.0).tolist()} on "
                         "tapelab's")
     return True

@@ -382,8 +382,7 @@ def _contribution_lines(through, p, s, op, symbols, c, prev):
     lines = [f"  to {name}{which}:  {grad} += {rhs}",
              f"      {grad}{':' if last else ' so far:'} {total}{', final' if last else ''}"]
     if prev is not None and not _adds_up(prev, c.value, c.total):  # (a tape of one's own that did not add its parts)
-        lines.append(f"      ⚠ that is not the sum: the backward pass replaced {grad} instead of adding this part "
-                     "to it (a gradient that fans out is the sum of its parts: +=)")
+        lines.append(f"      ⚠ not the sum: the pass replaced {grad} instead of adding this part to it (+=)")
     return lines
 
 

@@ -88,6 +88,7 @@ WRONG = {
            "conv_parameters = 16 * 5 * 5 + 16", "same_height = 26"],
     "08": ["sigmoid_slope_max = 1.0", "clipped = [3.0, 4.0]", 'smallest_gradient_layer = "last"'],
     "09": ["ops_in_30_steps = 4 * 30", "gradient_at_h0 = 0.9 * 20", 'copying_gate = "r"'],
+    "10": ["parts_of_err = 1", 'wrong_value = "B"', "ratio = 0.5"],
 }
 
 
