@@ -372,6 +372,24 @@ LESSON_10 = (
              "err's two parts are equal and the buggy pass keeps one of them: what happens to everything below?"),
 )
 
+# --- 11 · attention, step by step -----------------------------------------------------------------------------
+def _softmax_part(lesson):
+    x = tl.constant([0.0, 0.0])  # softmax([0, 0]) = [0.5, 0.5]
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        weights = tl.nn.softmax(x)
+    return tape.gradient(weights, x, output_gradients=tl.constant([1.0, 0.0])).numpy()
+
+
+LESSON_11 = (
+    Question("1. the standard deviation of q . k for d = 64", _equal(lambda _: float(np.sqrt(64)), 1e-6),
+             "the variance of a sum of independent terms is the sum of their variances; then take the root"),
+    Question("2. where the trained output position 1 looks", _equal(lambda o: int(np.argmax(o["after"][1])), 0),
+             "read row 1 of the heat map after training (rows and columns count from 0)", needs=("after",)),
+    Question("3. the softmax's gradient for weights [0.5, 0.5], g = [1, 0]", _equal(_softmax_part, 1e-6),
+             "section 4's rule dx = out * (g - sum(g * out)): work out sum(g * out) first"),
+)
+
 LESSONS = {"01": LESSON_01, "02": LESSON_02, "03": LESSON_03, "04": LESSON_04, "05": LESSON_05, "06": LESSON_06,
            "07": LESSON_07, "08": LESSON_08, "09": LESSON_09,
-           "10": LESSON_10}
+           "10": LESSON_10, "11": LESSON_11}

@@ -89,6 +89,7 @@ WRONG = {
     "08": ["sigmoid_slope_max = 1.0", "clipped = [3.0, 4.0]", 'smallest_gradient_layer = "last"'],
     "09": ["ops_in_30_steps = 4 * 30", "gradient_at_h0 = 0.9 * 20", 'copying_gate = "r"'],
     "10": ["parts_of_err = 1", 'wrong_value = "B"', "ratio = 0.5"],
+    "11": ["score_std = 64", "position_1_looks_at = 1", "softmax_part = [0.5, -0.5]"],
 }
 
 
