@@ -10,6 +10,7 @@ a picture gets it back).
 """
 
 import enum
+import functools
 import warnings
 
 import numpy as np
@@ -83,9 +84,21 @@ class Entry:
         """The keyword arguments of the op's gradient rules: its params, and the residual if it saved one."""
         return self.params if self.residual is None else {**self.params, "residual": self.residual}
 
+    @property
+    def vjps(self):
+        """One function per input, ``g -> that input's part of the gradient`` (None where no gradient flows): the op's
+        rules bound to this entry's arrays, as a tape of one's own records them (``tapelab/viz/foreign.py``)."""
+        values, out, params = self.values, self.output._value, self.rule_params
+        return tuple(None if rule is None else functools.partial(_part, rule, out, values, params)
+                     for rule in (self.op.vjps[i] for i in range(len(self.keys))))
+
     def __repr__(self):
         shapes = ", ".join(str(tuple(v.shape)) for v in self.kept)
         return f"<Entry {self.scope}{self.op.name}({shapes}) -> {tuple(self.out.shape)}>"
+
+
+def _part(rule, out, values, params, g):
+    return rule(NUMPY, np.asarray(g), out, *values, **params)
 
 
 def run(op, inputs, **params):

@@ -6,14 +6,18 @@ tools as tapelab's own: ``print(tl.viz.format_tape(my_tape))``, ``tl.viz.draw(my
 is yours:
 
     tape.entries        the ops in the order they ran; each entry has
-        .op             its name, e.g. "mul"
+        .op             its name, e.g. "mul" (or an object with a .name)
         .inputs         the values it read (a list or tuple)
         .output         the value it made
         .vjps           one function per input: g, the gradient at the output, -> that input's part of the
                         gradient (None where no gradient flows)
         .formulas       (optional) one text per input, in the rule's own names: "dx = g * y" (x, y, ... the
                         inputs in order, g the gradient at the output, out the output)
-    a value             holds its number or numpy array as .value (and, optionally, a name as .name)
+    a value             holds its number or numpy array as .value (and, optionally, a name as .name); a
+                        tapelab tensor is a value too
+
+tapelab's own tape follows it: its entries have ``op``, ``inputs``, ``output`` and ``vjps`` (the op's rules bound
+to the entry's arrays), so ``adopt`` reads them as it reads a foreign tape's, to the same gradients.
 
 With only these, the stepper walks back through the entries with tapelab's walk: each entry's VJPs called on the
 gradient at its output, the parts summed per value. To step through the tape's *own* backward pass instead (and
@@ -23,7 +27,8 @@ see its mistakes where they happen), the tape also has
                                      sent that entry's gradient on to its inputs
     a value's .grad                  its gradient so far (None or an array): what the stepper's totals show
 
-The same value object is the same tensor in every picture (identity, as a tape knows its tensors). tapelab reads
+The same value object is the same tensor in every picture (identity, as a tape knows its tensors; a tapelab tensor
+by its key). tapelab reads
 the foreign tape into one of its own (:func:`adopt`), so every picture works on it unchanged. A tape that breaks
 the protocol gets a ``TypeError`` naming what is missing.
 """
@@ -90,7 +95,8 @@ class ForeignTape(GradientTape):
                 self._tracked[key] = self._watched[key] = t
         names = held_names(list(self.values.values()))
         for key, v in self.values.items():
-            name = getattr(v, "name", None)
+            # (a tapelab Variable's name as given, "W", not "W:0")
+            name = getattr(v, "given_name", None) if isinstance(v, Tensor) else getattr(v, "name", None)
             name = name if isinstance(name, str) and name else names.get(id(v))
             if name:
                 self.input_names[key] = name
@@ -99,9 +105,9 @@ class ForeignTape(GradientTape):
         return {t._key: t for t in self._tensors.values()}
 
     def _tensor(self, value, where):
-        t = self._tensors.get(id(value))
+        t = self._tensors.get(_identity(value))
         if t is None:
-            t = self._tensors[id(value)] = Tensor(_array(value, where))
+            t = self._tensors[_identity(value)] = Tensor(_array(value, where))
             self.values[t._key] = value
         return t
 
@@ -109,7 +115,7 @@ class ForeignTape(GradientTape):
         """The tensor of one of the tape's values (None stays None; a tensor of this tape stays as it is)."""
         if value is None or (isinstance(value, Tensor) and value._key in self.values):
             return value
-        t = self._tensors.get(id(value))
+        t = self._tensors.get(_identity(value))
         if t is None:
             raise ValueError(
                 f"{what} ({type(value).__name__}) is not a value of this {self.foreign_name}: no entry read or made "
@@ -183,6 +189,12 @@ class ForeignTape(GradientTape):
         return Step(k, entry, g, contributions, totals)
 
 
+def _identity(value):
+    """What makes two values the same value: the object itself (a tapelab tensor: its key, which a tape's entries
+    give back on a new tensor object)."""
+    return ("key", value._key) if isinstance(value, Tensor) else id(value)
+
+
 def _checked_entries(tape):
     """The foreign tape's entries, each checked against the protocol (else a TypeError naming what is missing)."""
     try:
@@ -215,7 +227,9 @@ def _name(op):
 
 
 def _array(value, where):
-    """A value's array (``.value``), as a tensor holds it: a numpy array of a number dtype."""
+    """A value's array (``.value``, or a tapelab tensor's own), as a tensor holds it: a numpy array of numbers."""
+    if isinstance(value, Tensor):
+        return value._value
     if not hasattr(value, "value"):
         raise TypeError(f"{where} is a {type(value).__name__} with no .value: a value on a tape holds its number or "
                         "numpy array as .value.")
@@ -235,7 +249,7 @@ def _grad(value):
 def _op(entry, k, inputs):
     """A tapelab op for one foreign entry: its name, its formulas, and VJP rules that call the entry's own."""
     names = "xyzuvw"
-    formulas = getattr(entry, "formulas", None)
+    formulas = getattr(entry, "formulas", None) or getattr(entry.op, "formulas", None)  # (tapelab's own: its op's)
     if formulas is None or len(formulas) != len(inputs):
         formulas = tuple(f"d{names[i] if i < len(names) else f'x{i}'} = vjps[{i}](g)" for i in range(len(inputs)))
     name = _name(entry.op)

@@ -182,3 +182,24 @@ def test_a_source_not_on_the_tape_and_an_unbroadcast_vjp_are_explained():
 
 def test_is_foreign():
     assert foreign.is_foreign(ref.Tape()) and not foreign.is_foreign(tl.GradientTape())
+
+
+def test_tapelabs_own_tape_follows_the_protocol():
+    """A GradientTape's entries, read as a foreign tape's (op, inputs, output, vjps), step to tape.gradient's."""
+    W, B = tl.Variable(4.0, name="W"), tl.Variable(10.0, name="B")
+    x, y = tl.constant([1.0, 2.0, 3.0]), tl.constant([7.0, 12.0, 17.0])
+    with tl.GradientTape(persistent=True) as tape:
+        err = x * W + B - y
+        loss = tl.reduce_mean(err * err)
+    dW, dB = tape.gradient(loss, [W, B])
+
+    class Plain:  # (the entries alone: read through the protocol, not as a tapelab tape)
+        entries = tape.entries
+
+    through = tl.viz.walkthrough(Plain(), loss, [W, B])
+    final = through.steps[-1].totals
+    assert np.allclose(final[through.data.sources[0]], dW) and np.allclose(final[through.data.sources[1]], dB)
+    assert [through.data.ops[s.index].name for s in through.steps] == [
+        s.entry.op.name for s in tape.backward_steps(loss, [W, B])]
+    text = tl.viz.step_text(through)
+    assert "  W  22.67    (final)" in text and "= ∂%4/∂%0 * %in0 = 22.67" in text, text  # (multiply's own formula)
