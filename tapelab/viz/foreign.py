@@ -81,7 +81,7 @@ class ForeignTape(GradientTape):
         self.foreign_name = type(tape).__name__  # (what the listing's title says)
         self.values = {}  # tensor key -> the foreign value
         self.input_names = {}  # tensor key -> the value's own .name, else the name the calling code holds it by
-        self._tensors = {}  # id(value) -> its tensor
+        self._tensors = {}  # _identity(value) -> its tensor
         self._foreign_entries = list(_checked_entries(tape))
         for k, e in enumerate(self._foreign_entries):
             inputs = tuple(self._tensor(v, f"tape.entries[{k}].inputs[{i}]") for i, v in enumerate(e.inputs))
@@ -90,9 +90,9 @@ class ForeignTape(GradientTape):
             self.entries.append(entry)
             self._tracked[out._key] = entry
         produced = {e.key for e in self.entries}
-        for key, t in self._tensors_by_key().items():
-            if key not in produced and t._value.dtype.kind == "f":
-                self._tracked[key] = self._watched[key] = t
+        for t in self._tensors.values():  # the leaves: watched
+            if t._key not in produced and t._value.dtype.kind == "f":
+                self._tracked[t._key] = self._watched[t._key] = t
         names = held_names(list(self.values.values()))
         for key, v in self.values.items():
             # (a tapelab Variable's name as given, "W", not "W:0")
@@ -100,9 +100,6 @@ class ForeignTape(GradientTape):
             name = name if isinstance(name, str) and name else names.get(id(v))
             if name:
                 self.input_names[key] = name
-
-    def _tensors_by_key(self):
-        return {t._key: t for t in self._tensors.values()}
 
     def _tensor(self, value, where):
         t = self._tensors.get(_identity(value))
