@@ -19,31 +19,27 @@ def code_names(tensors):
     first (dict order); names starting with ``_`` (IPython's ``_``, ``_3``) and IPython's ``In``/``Out`` are
     skipped. A name rebound since names only what it holds now.
     """
-    keys = {t._key for t in tensors}
     kinds = {type(t) for t in tensors}  # (Tensor, Variable, a traced graph's tensors)
     arrays = {id(t._value): t._key for t in tensors if type(t._value) is np.ndarray}
-    found = {}
-    for frame in learner_frames():
-        for namespace in namespaces(frame):
-            for name, value in list(namespace.items()):
-                key = value._key if type(value) in kinds else arrays.get(id(value))
-                if key in keys and key not in found and not name.startswith("_") and name not in _SKIP:
-                    found[key] = name
-        if len(found) == len(tensors):
-            break
-    return found
+    return _held(lambda value: value._key if type(value) in kinds else arrays.get(id(value)),
+                 {t._key for t in tensors})
 
 
 def held_names(objects):
     """``id(obj) -> the name the calling code holds it by``, for those of ``objects`` it holds (identity only; the
     rules of :func:`code_names`): the names of a foreign tape's values."""
-    ids = {id(o) for o in objects}
+    return _held(id, {id(o) for o in objects})
+
+
+def _held(identify, wanted):
+    """``identity -> name`` for the values of the learner's frames whose ``identify(value)`` is in ``wanted``."""
     found = {}
     for frame in learner_frames():
         for namespace in namespaces(frame):
             for name, value in list(namespace.items()):
-                if id(value) in ids and id(value) not in found and not name.startswith("_") and name not in _SKIP:
-                    found[id(value)] = name
-        if len(found) == len(ids):
+                key = identify(value)
+                if key in wanted and key not in found and not name.startswith("_") and name not in _SKIP:
+                    found[key] = name
+        if len(found) == len(wanted):
             break
     return found
