@@ -50,9 +50,9 @@ def depending_on(entries, keys):
     tensors of ``keys`` sends gradients."""
     keys = set(keys)
     for e in entries:
-        for k in e.keys:
-            if k in keys:
-                keys.add(e.key)
+        for a in e.args:
+            if a._key in keys:
+                keys.add(e._key)
                 break
     return keys
 
@@ -66,7 +66,7 @@ def walk(entries, seeds, reaches, mode=REPLAY):
     check = tape is not None and switches.check_numerics
     grads = {k: Tensor(g) if recorded else g for k, (t, g) in seeds.items()}
     for e in reversed(entries):
-        k = e.key  # (a tensor has one producer: after this op's rules, nothing reads its gradient again)
+        k = e._key  # (a tensor has one producer: after this op's rules, nothing reads its gradient again)
         g = grads.get(k) if keep is None or k in keep else grads.pop(k, None)  # g = dL/dout
         if g is None:  # nothing reached this op's output (its inputs need no gradient either)
             continue
@@ -76,8 +76,10 @@ def walk(entries, seeds, reaches, mode=REPLAY):
             values, out = e.kept, e.out
         vjps = e.op.vjps
         params = e.params if e.residual is None else e.rule_params
-        parts = [] if on_step is not None else None
-        for i, key in enumerate(e.keys):
+        parts, i = None, -1  # (parts: what the op sent, for on_step; i counted by hand: cheaper than enumerate)
+        for a in e.args:
+            i += 1
+            key = a._key
             if key not in reaches:
                 continue
             rule = vjps[i]
@@ -97,7 +99,8 @@ def walk(entries, seeds, reaches, mode=REPLAY):
                 raise _wrong_shape(e, i, c, values[i])
             prev = grads.get(key)
             grads[key] = c if prev is None else prev + c  # dL/dx_i += part
-            if parts is not None:
+            if on_step is not None:
+                parts = parts or []
                 parts.append((i, c, grads[key]))
         if parts:
             on_step(e, g, parts, grads)
@@ -107,9 +110,9 @@ def walk(entries, seeds, reaches, mode=REPLAY):
 def operands(entry):
     """``(input operands, output)`` for rules that an outer tape records: tensors under their own keys, a Spec
     for an input array not kept, None for an output not kept."""
-    values = tuple([a if isinstance(a, Tensor) else v if v.__class__ is Spec else keyed(v, a.key)
+    values = tuple([a if isinstance(a, Tensor) else v if v.__class__ is Spec else keyed(v, a._key)
                     for a, v in zip(entry.args, entry.kept)])
-    return values, None if entry.out.__class__ is Released else keyed(entry.out, entry.key)
+    return values, None if entry.out.__class__ is Released else keyed(entry.out, entry._key)
 
 
 def _no_rule(e, i):

@@ -63,15 +63,15 @@ class Retention:
         memo, todo = self.memo, [entry]
         while todo:
             e = todo[-1]
-            if e.key not in memo:
+            if e._key not in memo:
                 value = e.out.ref() if e.out.__class__ is Released else e.out
                 if value is None:  # let go: compute it again, from its inputs
-                    waiting = [a for a, v in zip(e.args, e.kept) if v.__class__ is Spec and a.key not in memo]
+                    waiting = [a for a, v in zip(e.args, e.kept) if v.__class__ is Spec and a._key not in memo]
                     if waiting:
                         todo.extend(waiting)
                         continue
                     value = e.op.forward(*self.values(e), **e.params)
                     value = np.asarray(value[0] if e.op.saves else value)
-                memo[e.key] = keyed(value, e.key)
+                memo[e._key] = keyed(value, e._key)
             todo.pop()
-        return memo[entry.key]
+        return memo[entry._key]

@@ -31,38 +31,33 @@ LONG = 100  # entries: a recording this long holds Python's full garbage collect
 class Entry:
     """One recorded op: what ran, on what, and what it produced.
 
-    ``args`` holds, per input, the tensor itself, or the entry that computed it on this tape. ``kept`` holds the
+    ``args`` holds, per input, the tensor itself, or the entry that computed it on this tape (either has the
+    input's tensor key as ``_key``). ``kept`` holds the
     input arrays as the op saw them, except the large ones of computed inputs that the op's rules never read (a
     :class:`~tapelab.engine.primitives.Spec` instead); ``out`` is the output array, unless it is large and the rules
     do not read it (a :class:`~tapelab.engine.retention.Released` instead). ``keys`` and ``key`` are the inputs' and
-    the output's tensor keys; ``residual`` is what the op's forward saved for its rules (None for most ops).
+    the output's tensor keys (``_key``); ``residual`` is what the op's forward saved for its rules (None for most ops).
     :attr:`inputs`, :attr:`values` and :attr:`output` give the whole op back, recomputing what was let go.
     """
 
-    __slots__ = ("op", "args", "keys", "kept", "key", "out", "params", "scope", "residual")
+    __slots__ = ("op", "args", "kept", "_key", "out", "params", "scope", "residual")
 
-    def __init__(self, op, inputs, values, output, params, scope, residual=None, args=None):
-        """``args``: per input, the tensor or the entry that computed it on the recording tape (None: keep
-        everything, as a traced graph does)."""
-        self.op, self.params, self.scope, self.residual, self.key = op, params, scope, residual, output._key
-        n = len(inputs)  # (one or two inputs, nearly every op, spelled out: recording is the hot path)
-        self.keys = ((inputs[0]._key,) if n == 1 else (inputs[0]._key, inputs[1]._key) if n == 2 else
-                     tuple([t._key for t in inputs]))
-        self.out = output._value
-        if args is None:
-            self.args, self.kept = inputs, values
-            return
-        self.args = args = tuple(args)
-        # what retention.py describes, applied inline (recording is the hot path): a large array no rule reads goes
-        if not op.reads_out and self.out.nbytes >= SMALL:
-            self.out = Released(self.out)
-        kept = values
-        for i in op.unread:
-            if args[i].__class__ is Entry and values[i].nbytes >= SMALL:  # computed on this tape; no rule reads it
-                if kept is values:
-                    kept = list(values)
-                kept[i] = Spec(values[i])
-        self.kept = kept if kept is values else tuple(kept)
+    def __init__(self, op, inputs, values, output, params, scope, residual=None):
+        """An entry that keeps everything: its args are the input tensors (a traced graph's nodes, a tape of one's
+        own read by ``tapelab/viz/foreign.py``). A tape makes its own entries in ``GradientTape._record``."""
+        self.op, self.args, self.kept, self.params = op, inputs, values, params
+        self._key, self.out, self.scope, self.residual = output._key, output._value, scope, residual
+
+    @property
+    def key(self):
+        """The output's tensor key (``_key``, as a tensor's: each of ``args``, tensor or entry, has the key of the
+        input it stands for)."""
+        return self._key
+
+    @property
+    def keys(self):
+        """The inputs' tensor keys."""
+        return tuple([a._key for a in self.args])
 
     @property
     def inputs(self):
@@ -90,7 +85,7 @@ class Entry:
         rules bound to this entry's arrays, as a tape of one's own records them (``tapelab/viz/foreign.py``)."""
         values, out, params = self.values, self.output._value, self.rule_params
         return tuple(None if rule is None else functools.partial(_part, rule, out, values, params)
-                     for rule in (self.op.vjps[i] for i in range(len(self.keys))))
+                     for rule in (self.op.vjps[i] for i in range(len(self.args))))
 
     def __repr__(self):
         shapes = ", ".join(str(tuple(v.shape)) for v in self.kept)
@@ -99,6 +94,19 @@ class Entry:
 
 def _part(rule, out, values, params, g):
     return rule(NUMPY, np.asarray(g), out, *values, **params)
+
+
+_new = object.__new__
+
+
+def _let_go(unread, args, values):
+    """The input arrays an entry keeps: a large one that no rule reads (positions ``unread``) and that the tape
+    computed (its arg an Entry) becomes a Spec."""
+    kept = list(values)
+    for i in unread:
+        if args[i].__class__ is Entry and values[i].nbytes >= SMALL:
+            kept[i] = Spec(values[i])
+    return tuple(kept)
 
 
 def run(op, inputs, **params):
@@ -215,41 +223,77 @@ class GradientTape(Recorder):
     def _record(self, op, inputs, values, out, params, residual):
         if op.vjps is None:  # not differentiable: no gradient can flow back through it
             return
+        if self._paused:
+            if not self._walking:
+                self._note_unrecorded(inputs, out)
+            return
         tracked = self._tracked
-        if self._paused:  # inside stop_recording(): only note what was computed (or read) unrecorded, and from what
-            if self._walking:
+        # per input, what it is to this tape: the entry that computed it, the tensor itself if watched (or a
+        # Variable read now: _read), else None. One and two inputs, nearly every op, are spelled out (the hot path).
+        n = len(inputs)
+        if n == 2:
+            x, y = inputs
+            from_x, from_y = tracked.get(x._key), tracked.get(y._key)
+            if from_x is None and isinstance(x, Variable):
+                from_x = self._read(x)
+            if from_y is None and isinstance(y, Variable):
+                from_y = self._read(y)
+            if from_x is None and from_y is None:
                 return
-            stopped, stopped_from = self._stopped, self._stopped_from
-            came_from = []
-            for t in inputs:
-                k = t._key
-                if isinstance(t, Variable) and k not in tracked and self.watch_accessed_variables and t.trainable:
-                    stopped[k], stopped_from[k] = t, ()  # a Variable read only here is never watched
-                if k in tracked or k in stopped:
-                    came_from.append(k)
-            if came_from:
-                stopped[out._key], stopped_from[out._key] = out, tuple(came_from)
-            return
-        args, hit = [], False  # per input: the tensor, or the entry that computed it on this tape
-        for t in inputs:
-            made = tracked.get(t._key)
-            if made is not None:
-                hit = True
-            elif (isinstance(t, Variable) and self.watch_accessed_variables and t.trainable
-                  and t._value.dtype.kind == "f"):
-                made = tracked[t._key] = self._watched[t._key] = t  # a trainable Variable read while recording
-                hit = True
-            args.append(t if made is None else made)
-        if not hit:
-            return
-        entry = Entry(op, inputs, values, out, params, _state.scope, residual, args)
+            args = (x if from_x is None else from_x, y if from_y is None else from_y)
+        elif n == 1:
+            x = inputs[0]
+            from_x = tracked.get(x._key)
+            if from_x is None and isinstance(x, Variable):
+                from_x = self._read(x)
+            if from_x is None:
+                return
+            args = (from_x,)
+        else:
+            made = [tracked.get(t._key) for t in inputs]
+            made = [self._read(t) if m is None and isinstance(t, Variable) else m for t, m in zip(inputs, made)]
+            if all(m is None for m in made):
+                return
+            args = tuple([t if m is None else m for t, m in zip(inputs, made)])
+        # the entry (made without an __init__ call), with what retention.py describes applied: a large array no
+        # rule reads goes (the output as a Released, an input this tape computed as a Spec)
+        entry = _new(Entry)
+        entry.op, entry.args, entry.params, entry.residual = op, args, params, residual
+        entry._key, value, entry.scope = out._key, out._value, _state.scope
+        entry.out = value if op.reads_out or value.nbytes < SMALL else Released(value)
+        entry.kept = values
+        for i in op.unread:
+            if args[i].__class__ is Entry and values[i].nbytes >= SMALL:  # computed here, large, no rule reads it
+                entry.kept = _let_go(op.unread, args, values)
+                break
         entries = self.entries
         entries.append(entry)
-        if out._value.dtype.kind == "f":
-            tracked[out._key] = entry
+        if value.dtype.kind == "f":
+            tracked[entry._key] = entry
         if len(entries) == LONG and not self._holding:  # a long recording: full collections wait (recording.py)
             self._holding = True
             full_collections.hold()
+
+    def _read(self, variable):
+        """A Variable read while recording, not yet tracked: watched if trainable and float (TF's
+        ``watch_accessed_variables``), and returned; else None."""
+        if self.watch_accessed_variables and variable.trainable and variable._value.dtype.kind == "f":
+            self._tracked[variable._key] = self._watched[variable._key] = variable
+            return variable
+        return None
+
+    def _note_unrecorded(self, inputs, out):
+        """Inside stop_recording(): note what was computed (or read) unrecorded, and from what."""
+        tracked, stopped, stopped_from = self._tracked, self._stopped, self._stopped_from
+        came_from = []
+        for t in inputs:
+            k = t._key
+            if isinstance(t, Variable) and k not in tracked and self.watch_accessed_variables and t.trainable:
+                stopped[k], stopped_from[k] = t, ()  # a Variable read only here is never watched
+            if k in tracked or k in stopped:
+                came_from.append(k)
+        if came_from:
+            stopped[out._key], stopped_from[out._key] = out, tuple(came_from)
 
     def watch(self, tensor):
         """Ask the tape to track ``tensor`` (or a list/tuple/dict of them) so gradients can reach it."""
