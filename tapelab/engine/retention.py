@@ -4,7 +4,7 @@ An entry keeps the arrays its op's gradient rules read (``Op.reads``), as a hand
 what it needs, and every small one. A large array no rule reads is let go: the rules see a stand-in with its shape
 and dtype (:class:`~tapelab.engine.primitives.Spec` for an input; :class:`Released` for an output, which also
 remembers the array weakly, for as long as the learner's code holds it). The tape applies this policy as it
-records (``tape.Entry``, inline: recording is the hot path); :class:`Retention` gives a picture every input and
+records (``GradientTape._record``, inline: the hot path); :class:`Retention` gives a picture every input and
 output back, from what was kept, from what the code still holds, or by running the op again.
 """
 
