@@ -6,7 +6,11 @@ Prints: (1) one epoch of each side split into forward + loss, backward and updat
 real loop (best of 3 epochs per phase), for the benchmark's model and for a tiny 8-4-10 model whose
 matrix products cost almost nothing (so its difference is tapelab's fixed Python cost per step); the
 sides are numpy by hand, tapelab, and the same loop on ``minimal_tape.py`` (the floor of any tape);
-(2) every recorded op's numpy forward and gradient rule timed alone.
+(2) the whole step at four levels of tapelab's API, for both models (best of 5 epochs): the learner's loop
+(layers, the Keras loss, the optimizer); the same primitives run directly with ``tape.gradient`` and the
+optimizer; the same with the optimizer's update written by hand into new arrays; and into the gradients' own
+arrays. Each level's difference to the one before is what that part of the API costs in the loop;
+(3) every recorded op's numpy forward and gradient rule timed alone.
 """
 
 import argparse
@@ -14,6 +18,7 @@ import os
 import sys
 import time
 import timeit
+from functools import partial
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -26,7 +31,8 @@ import reference  # noqa: E402
 from bench_training import tapelab_model  # noqa: E402
 
 import tapelab as tl  # noqa: E402
-from tapelab.engine.primitives import NUMPY  # noqa: E402
+from tapelab.engine.primitives import NUMPY, OPS  # noqa: E402
+from tapelab.engine.tape import run  # noqa: E402
 
 PHASES = ("forward + loss", "backward", "update")
 
@@ -142,12 +148,86 @@ def rule_table():
     print(f"  {'tape._backprop (all rules + bookkeeping)':50s} {us:7.1f}")
 
 
+def api_levels(model):
+    """The training step at four levels of tapelab's API, each ``step(x, y)``: what each level costs in the loop."""
+    variables = list(model.trainable_variables)
+    W1, b1, W2, b2 = variables
+    optimizer = tl.optimizers.SGD(learning_rate=0.1)
+    loss_fn = tl.losses.SparseCategoricalCrossentropy(from_logits=True)
+    lr = np.float32(0.1)
+    matmul, add, relu, xent, mean = (OPS[name] for name in (
+        "matmul", "add", "relu", "sparse_softmax_cross_entropy_with_logits", "reduce_mean"))
+
+    def keras(x, y):  # the loop a learner writes: layers, the loss object, the optimizer
+        with tl.GradientTape() as tape:
+            loss = loss_fn(y, model(x))
+        optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+
+    def ops_loss(x, y):  # the same primitives run directly: no layers, no loss object, no checks before run()
+        with tl.GradientTape() as tape:
+            h = run(relu, (run(add, (run(matmul, (tl.constant(x), W1)), b1)),))
+            logits = run(add, (run(matmul, (h, W2)), b2))
+            loss = run(mean, (run(xent, (tl.constant(y), logits)),), axis=None, keepdims=False)
+        return tape.gradient(loss, variables)
+
+    def ops(x, y):
+        optimizer.apply_gradients(zip(ops_loss(x, y), variables))
+
+    def new_arrays(x, y):  # the optimizer's update by hand: w - lr * g into a new array (the tape keeps the old w)
+        for var, g in zip(variables, ops_loss(x, y)):
+            step = g._value * lr
+            var._value = np.subtract(var._value, step, out=step)
+
+    def in_place(x, y):  # and into the gradient's own array, which a learner's code would not see again
+        for var, g in zip(variables, ops_loss(x, y)):
+            step = np.multiply(g._value, lr, out=g._value)
+            var._value = np.subtract(var._value, step, out=step)
+
+    return {"layers, loss, optimizer": keras, "ops, gradient, optimizer": ops,
+            "ops, gradient, new arrays": new_arrays, "ops, gradient, in place": in_place}
+
+
+def level_table(sizes, rows, epochs=5):
+    """Per-step microseconds of the whole step at each of ``api_levels``, beside numpy by hand and the minimal tape;
+    best of ``epochs`` interleaved epochs."""
+    rng = np.random.default_rng(0)
+    X = rng.random((rows, sizes[0]), dtype=np.float32)
+    Y = rng.integers(0, sizes[-1], rows).astype(np.int32)
+    steps = -(-rows // 128)
+    levels = api_levels(tapelab_model(reference.init_mlp(sizes=sizes), sizes))
+    sides = {"numpy by hand": lambda: numpy_phases(reference.init_mlp(sizes=sizes), X, Y).sum(),
+             "minimal tape": lambda: minimal_phases(reference.init_mlp(sizes=sizes), X, Y).sum()}
+    for name, step in levels.items():
+        sides[f"tapelab: {name}"] = partial(epoch_seconds, step, X, Y)
+    best_of = {}
+    for _ in range(epochs):
+        for side, seconds in sides.items():
+            best_of[side] = min(best_of.get(side, np.inf), seconds())
+    return {side: s / steps * 1e6 for side, s in best_of.items()}
+
+
+def epoch_seconds(step, X, Y, batch=128):
+    t0 = time.perf_counter()
+    for start in range(0, len(X), batch):
+        step(X[start:start + batch], Y[start:start + batch])
+    return time.perf_counter() - t0
+
+
+def print_levels(title, us):
+    print(f"{title}: the whole step at each level of the API (us per step, in the loop; ratio to numpy):")
+    for side, u in us.items():
+        print(f"  {side:40s}{u:10.1f}{u / us['numpy by hand']:8.2f}x")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=60_000)
     args = parser.parse_args(argv)
     print_phases("784-128-10 MLP, the benchmark's model", phase_table((784, 128, 10), args.rows))
     print_phases("8-4-10 MLP: the fixed cost per step", phase_table((8, 4, 10), args.rows))
+    print()
+    print_levels("784-128-10 MLP", level_table((784, 128, 10), args.rows))
+    print_levels("8-4-10 MLP", level_table((8, 4, 10), args.rows))
     rule_table()
 
 

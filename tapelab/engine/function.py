@@ -200,7 +200,7 @@ def _python_node_or_none(name, fn, args, kwargs=None, example=None, on_arrays=No
     out = SymbolicTensor(np.asarray(np.float32(0) if example is None else example))
     graph.tensors[out._key] = out
     node = _PythonNode(name, fn, structure, leaves, on_arrays)
-    graph.entries.append(Entry(node, inputs, tuple(t._value for t in inputs), out, {}, _state.scope))
+    graph.entries.append(Entry(node, inputs, tuple(t._value for t in inputs), out, {}, _state.scopes[-1]))
     return out
 
 
@@ -235,13 +235,13 @@ class Graph(Recorder):
                 )
         out.__class__ = SymbolicTensor  # same layout: the op's result becomes a graph tensor
         self.tensors[out._key] = out
-        self.entries.append(Entry(op, inputs, values, out, params, _state.scope))
+        self.entries.append(Entry(op, inputs, values, out, params, _state.scopes[-1]))
 
     def _record_assign(self, variable, how, value, old):
         self._restore.setdefault(id(variable), (variable, old))  # tracing only rehearses: undone afterwards
         new = SymbolicTensor(variable._value)  # stands for the updated value (called after the update)
         self.tensors[new._key] = new
-        self.entries.append(Entry(_ASSIGN[how], (variable, value), (old, value._value), new, {}, _state.scope))
+        self.entries.append(Entry(_ASSIGN[how], (variable, value), (old, value._value), new, {}, _state.scopes[-1]))
 
     is_traced_graph = True  # (recording.tracing_graph finds the graph being traced among the recorders by this)
 

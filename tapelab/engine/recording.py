@@ -21,8 +21,7 @@ class _State(threading.local):
 
     def __init__(self):
         self.recorders = []  # the active recorders, innermost last (a tape in stop_recording() is marked paused)
-        self.scope = ""  # the current name_scope path, e.g. "dense_1/"
-        self.outer_scopes = []  # the paths to go back to, innermost last
+        self.scopes = [""]  # the name_scope paths, innermost (the current one, e.g. "dense_1/") last
 
 
 state = _State()
@@ -106,7 +105,10 @@ def record(op, inputs, values, out, params, residual):
 
 def tracing_graph():
     """The graph ``tl.function`` is tracing right now, or None (eager)."""
-    return next((r for r in state.recorders if r.is_traced_graph), None)
+    for recorder in state.recorders:
+        if recorder.is_traced_graph:
+            return recorder
+    return None
 
 
 def note_variable(variable):

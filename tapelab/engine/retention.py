@@ -3,9 +3,12 @@
 An entry keeps the arrays its op's gradient rules read (``Op.reads``), as a hand-written backward pass keeps just
 what it needs, and every small one. A large array no rule reads is let go: the rules see a stand-in with its shape
 and dtype (:class:`~tapelab.engine.primitives.Spec` for an input; :class:`Released` for an output, which also
-remembers the array weakly, for as long as the learner's code holds it). The tape applies this policy as it
-records (``GradientTape._record``, inline: the hot path); :class:`Retention` gives a picture every input and
-output back, from what was kept, from what the code still holds, or by running the op again.
+remembers the array weakly, for as long as the learner's code holds it). A tape records every entry whole and
+applies this policy in sweeps (:func:`let_go`): once the outputs recorded since its last sweep add up to
+``SWEEP`` bytes, and when a persistent tape stops recording. A one-shot recording of small arrays (a training
+step of a small model) never pays for it; a long or large one holds about ``SWEEP`` bytes more than its rules
+read while it records. :class:`Retention` gives a picture
+every input and output back, from what was kept, from what the code still holds, or by running the op again.
 """
 
 import weakref
@@ -17,6 +20,8 @@ from tapelab.engine.tensor import Tensor
 
 # an array under a page is kept even where no rule reads it: letting it go saves less than its Spec costs
 SMALL = 4096  # bytes
+# a tape sweeps once the outputs it recorded since its last sweep add up to this much
+SWEEP = 1 << 20  # bytes
 
 
 class Released(Spec):
@@ -28,6 +33,22 @@ class Released(Spec):
     def __init__(self, array):
         super().__init__(array)
         self.ref = weakref.ref(array)
+
+
+def let_go(entries, start):
+    """Apply the policy to ``entries[start:]``, recorded whole: a large output no rule reads becomes a Released,
+    a large input no rule reads that the tape computed (its arg an entry, not a tensor) a Spec."""
+    for k in range(start, len(entries)):
+        e = entries[k]
+        op, out = e.op, e.out
+        if not op.reads_out and out.__class__ is np.ndarray and out.nbytes >= SMALL:
+            e.out = Released(out)
+        kept = e.kept
+        for i in op.unread:
+            v = kept[i]
+            if v.__class__ is np.ndarray and v.nbytes >= SMALL and not isinstance(e.args[i], Tensor):
+                kept = kept[:i] + (Spec(v),) + kept[i + 1:]
+        e.kept = kept
 
 
 def keyed(value, key):

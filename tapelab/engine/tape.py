@@ -19,10 +19,10 @@ from tapelab.engine import nest, numerics, recording
 from tapelab.engine.backward import Backward, Contribution, Mode, Step, Walked, depending_on, walk
 from tapelab.engine.errors import InvalidArgumentError, LeakedTensorError, UnsupportedError
 from tapelab.engine.learner import spell, stacklevel
-from tapelab.engine.primitives import NUMPY, Spec, on_tensors
+from tapelab.engine.primitives import NUMPY, on_tensors
 from tapelab.engine.recording import Recorder, full_collections, switches
 from tapelab.engine.recording import state as _state
-from tapelab.engine.retention import SMALL, Released, Retention
+from tapelab.engine.retention import SWEEP, Retention, let_go
 from tapelab.engine.tensor import Tensor, Variable, to_numpy
 
 LONG = 100  # entries: a recording this long holds Python's full garbage collections back until it stops
@@ -33,9 +33,10 @@ class Entry:
 
     ``args`` holds, per input, the tensor itself, or the entry that computed it on this tape (either has the
     input's tensor key as ``_key``). ``kept`` holds the
-    input arrays as the op saw them, except the large ones of computed inputs that the op's rules never read (a
-    :class:`~tapelab.engine.primitives.Spec` instead); ``out`` is the output array, unless it is large and the rules
-    do not read it (a :class:`~tapelab.engine.retention.Released` instead). ``keys`` and ``key`` are the inputs' and
+    input arrays as the op saw them, except, once the tape has swept (:func:`~tapelab.engine.retention.let_go`), the
+    large ones of computed inputs that the op's rules never read (a :class:`~tapelab.engine.primitives.Spec`
+    instead); ``out`` is the output array, unless it was swept, large, and the rules do not read it (a
+    :class:`~tapelab.engine.retention.Released` instead). ``keys`` and ``key`` are the inputs' and
     the output's tensor keys (``_key``); ``residual`` is what the op's forward saved for its rules (None for most ops).
     :attr:`inputs`, :attr:`values` and :attr:`output` give the whole op back, recomputing what was let go.
     """
@@ -97,16 +98,6 @@ def _part(rule, out, values, params, g):
 
 
 _new = object.__new__
-
-
-def _let_go(unread, args, values):
-    """The input arrays an entry keeps: a large one that no rule reads (positions ``unread``) and that the tape
-    computed (its arg an Entry) becomes a Spec."""
-    kept = list(values)
-    for i in unread:
-        if args[i].__class__ is Entry and values[i].nbytes >= SMALL:
-            kept[i] = Spec(values[i])
-    return tuple(kept)
 
 
 def run(op, inputs, **params):
@@ -186,6 +177,7 @@ class GradientTape(Recorder):
         self.persistent = persistent
         self.watch_accessed_variables = watch_accessed_variables
         self.entries = []
+        self._swept, self._unswept = 0, 0  # entries[:_swept] are swept (retention.let_go); bytes recorded since
         self._tracked = {}  # key -> the watched tensor, or the entry whose op computed it (float outputs)
         self._watched = {}  # key -> tensor: what watch() (or reading a Variable) added, in order
         self._stopped = {}  # key -> tensor: computed from tracked tensors inside stop_recording()
@@ -199,7 +191,8 @@ class GradientTape(Recorder):
 
     # --- recording ---------------------------------------------------------------------------
     def __enter__(self):
-        if self in _state.recorders:
+        recorders = _state.recorders
+        if self in recorders:
             raise ValueError(
                 "this GradientTape is already recording: a tape cannot be entered twice at once. "
                 "Use one `with` block per tape, or a new GradientTape() for a nested (higher-order) tape."
@@ -209,12 +202,15 @@ class GradientTape(Recorder):
                 "this non-persistent GradientTape was already used by gradient() and has released what it "
                 "recorded. Create a new GradientTape() (or use persistent=True)."
             )
-        _state.recorders.append(self)
+        recorders.append(self)
         return self
 
     def __exit__(self, *exc):
-        if self in _state.recorders:
-            _state.recorders.remove(self)
+        recorders = _state.recorders
+        if self in recorders:
+            recorders.remove(self)
+        if self.persistent:  # it is kept for more gradients and pictures: what no rule reads goes now
+            self._sweep()
         if self._holding:
             self._holding = False
             full_collections.release()
@@ -255,24 +251,26 @@ class GradientTape(Recorder):
             if all(m is None for m in made):
                 return
             args = tuple([t if m is None else m for t, m in zip(inputs, made)])
-        # the entry (made without an __init__ call), with what retention.py describes applied: a large array no
-        # rule reads goes (the output as a Released, an input this tape computed as a Spec)
+        # the entry, made without an __init__ call, keeping everything (retention.let_go sweeps it later)
         entry = _new(Entry)
         entry.op, entry.args, entry.params, entry.residual = op, args, params, residual
-        entry._key, value, entry.scope = out._key, out._value, _state.scope
-        entry.out = value if op.reads_out or value.nbytes < SMALL else Released(value)
-        entry.kept = values
-        for i in op.unread:
-            if args[i].__class__ is Entry and values[i].nbytes >= SMALL:  # computed here, large, no rule reads it
-                entry.kept = _let_go(op.unread, args, values)
-                break
+        entry._key, entry.out, entry.kept, entry.scope = out._key, out._value, values, _state.scopes[-1]
         entries = self.entries
         entries.append(entry)
+        value = out._value
         if value.dtype.kind == "f":
             tracked[entry._key] = entry
+        self._unswept += value.nbytes
+        if self._unswept >= SWEEP:  # what no rule reads goes now, not at every op
+            self._sweep()
         if len(entries) == LONG and not self._holding:  # a long recording: full collections wait (recording.py)
             self._holding = True
             full_collections.hold()
+
+    def _sweep(self):
+        """Let go of what no rule reads in the entries recorded since the last sweep (retention.let_go)."""
+        let_go(self.entries, self._swept)
+        self._swept, self._unswept = len(self.entries), 0
 
     def _read(self, variable):
         """A Variable read while recording, not yet tracked: watched if trainable and float (TF's
@@ -366,6 +364,7 @@ class GradientTape(Recorder):
     def reset(self):
         """Forget everything recorded and watched, as if this were a new tape (recording goes on)."""
         self.entries = []
+        self._swept = self._unswept = 0
         self._watched.clear()
         self._forgotten = (self._forgotten or set()) | self._tracked.keys()
         self._tracked.clear()
@@ -632,6 +631,7 @@ class GradientTape(Recorder):
         if not self.persistent:  # what the last backward pass saw stays in last_backward, for display
             self._used = True
             self.entries = []
+            self._swept = self._unswept = 0
             self._tracked = {}
             self._stopped = {}
             self._stopped_from = {}
@@ -714,16 +714,14 @@ class name_scope:
             raise ValueError(f"name_scope: the name must be a non-empty string without '/', got {name!r}")
         self.name = name
 
-    def __enter__(self):  # (the outer path is kept per thread, so one name_scope object can be reused and nested)
-        state = _state
-        scope = state.scope
-        state.outer_scopes.append(scope)
-        state.scope = scope = f"{scope}{self.name}/"
+    def __enter__(self):  # (the paths are kept per thread, so one name_scope object can be reused and nested)
+        scopes = _state.scopes
+        scope = f"{scopes[-1]}{self.name}/"
+        scopes.append(scope)
         return scope
 
     def __exit__(self, *exc):
-        state = _state
-        state.scope = state.outer_scopes.pop()
+        _state.scopes.pop()
         return False
 
 

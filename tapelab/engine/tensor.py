@@ -375,6 +375,19 @@ class Variable(Tensor):
             recording.note_assign(self, how, value if isinstance(value, Tensor) else Tensor(new), old)
         return self if read_value else None
 
+    def _step(self, ufunc, new):
+        """``self = ufunc(self, new)`` (np.add or np.subtract) for ``new``, an array of this Variable's dtype and
+        shape that an optimizer made for this step and gives away: ``_update(..., given=True)``, checked already."""
+        if recording.state.recorders or new.__class__ is not np.ndarray:  # (a function being traced records the
+            # update; a 0-d step may be a numpy scalar): the general path
+            self._update("assign_add" if ufunc is np.add else "assign_sub", new, given=True)
+            return
+        old = self._value
+        if alone(old):  # nothing else holds the old array (no tape, no view): in place
+            ufunc(old, new, out=old)
+        else:
+            self._value = ufunc(old, new, out=new)
+
     def assign(self, value, read_value=True):
         """Replace the value (same shape and dtype); tapes that recorded the old value keep it."""
         return self._update("assign", value, read_value)

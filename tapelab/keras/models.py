@@ -399,7 +399,7 @@ class Sequential(Model):
 
     def call(self, inputs, training=None):
         x = inputs
-        for layer in self.layers:
+        for layer in self._layers:  # (not self.layers, which copies the list)
             x = layer(x, training=training) if isinstance(layer, Layer) else layer(x)
         return x
 

@@ -19,7 +19,7 @@ import numpy as np
 from tapelab.engine.function import _python_node_or_none
 from tapelab.engine.learner import spell
 from tapelab.engine.recording import tracing_graph
-from tapelab.engine.tensor import Variable, to_numpy
+from tapelab.engine.tensor import Tensor, Variable, to_numpy
 
 
 class Optimizer:
@@ -65,14 +65,16 @@ class Optimizer:
         """``(updates, missing)``: ``(gradient as a numpy array, variable)`` for each gradient given, and the names
         of the variables whose gradient is None. Anything but a (gradient, Variable) pair is refused."""
         missing, updates = [], []
-        for k, pair in enumerate(pairs):
-            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        k = -1
+        for pair in pairs:
+            k += 1
+            if pair.__class__ is not tuple and not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise TypeError(
                     f"{self.name}.apply_gradients: expected (gradient, variable) pairs, e.g. "
                     f"zip(grads, model.trainable_variables); item {k} is {pair!r}"
                 )
             g, var = pair
-            if not isinstance(var, Variable):
+            if var.__class__ is not Variable and not isinstance(var, Variable):
                 raise TypeError(
                     spell(f"{self.name}.apply_gradients: item {k} pairs a gradient with a {type(var).__name__}, not a "
                           "tl.Variable. Only Variables can be updated in place; create the parameter with "
@@ -81,7 +83,10 @@ class Optimizer:
             if g is None:
                 missing.append(var.name)
                 continue
-            updates.append((self._gradient_value(g, var), var))
+            value = g._value if g.__class__ is Tensor else None  # (the usual case, a gradient() result: checked here)
+            if value is None or value.shape != var._value.shape or value.dtype != var._value.dtype:
+                value = self._gradient_value(g, var)
+            updates.append((value, var))
         return updates, missing
 
     def _check_some_gradient(self, updates, missing):
@@ -224,7 +229,7 @@ class SGD(Optimizer):
     def _update(self, g, var):
         lr = self._cast(self.learning_rate, var)
         if self.momentum == 0:  # w = w - lr * g
-            var._update("assign_sub", g * lr, given=True)
+            var._step(np.subtract, g * lr)
             return
         slot = self._slots_for(var)["momentum"]
         momentum = self._cast(self.momentum, var)

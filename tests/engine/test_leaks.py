@@ -14,7 +14,8 @@ MB = 1 << 20
 
 
 def test_one_shot_tape_releases_entries_and_frees_intermediates_when_dropped():
-    x = tl.Variable(np.ones((256, 256), np.float32))
+    # (each array is 1 MB: a tape lets go in sweeps, once it has recorded retention.SWEEP bytes since the last one)
+    x = tl.Variable(np.ones((512, 512), np.float32))
     with tl.GradientTape() as tape:
         h = x * 2.0
         loss = tl.reduce_sum(tl.tanh(h))

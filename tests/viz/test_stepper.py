@@ -176,6 +176,7 @@ def test_the_schedule_is_what_the_views_are_made_of():
 
 def test_a_tape_that_let_go_of_large_arrays_shows_the_same_listing_picture_and_steps(monkeypatch):
     """Arrays no rule reads are let go (here all of them, as for large ones): the pictures recompute them."""
+    from tapelab.engine import retention
     from tapelab.engine import tape as tape_module
 
     def pictures():
@@ -188,7 +189,8 @@ def test_a_tape_that_let_go_of_large_arrays_shows_the_same_listing_picture_and_s
 
     *kept, specs = pictures()
     assert specs == 0
-    monkeypatch.setattr(tape_module, "SMALL", 0)
+    monkeypatch.setattr(retention, "SMALL", 0)
+    monkeypatch.setattr(tape_module, "SWEEP", 0)  # (a sweep after every op)
     *let_go, specs = pictures()
     assert specs > 0 and let_go == kept
 
