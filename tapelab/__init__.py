@@ -9,6 +9,7 @@
 
 from tapelab import linalg, math, nn, random, tensor_operators  # noqa: F401  (tensor_operators: x + y, x[k], ...)
 from tapelab.array_ops import (  # noqa: F401
+    boolean_mask,
     broadcast_to,
     cast,
     concat,
@@ -18,7 +19,9 @@ from tapelab.array_ops import (  # noqa: F401
     fill,
     gather,
     identity,
+    is_tensor,
     linspace,
+    meshgrid,
     newaxis,
     one_hot,
     ones,
@@ -26,6 +29,7 @@ from tapelab.array_ops import (  # noqa: F401
     pad,
     range,
     rank,
+    repeat,
     reshape,
     shape,
     size,
@@ -37,7 +41,7 @@ from tapelab.array_ops import (  # noqa: F401
     zeros,
     zeros_like,
 )
-from tapelab.control_flow import cond  # noqa: F401
+from tapelab.control_flow import cond, map_fn  # noqa: F401
 from tapelab.engine import dtypes, errors, nest  # noqa: F401  (tf.dtypes, tf.errors, tf.nest)
 from tapelab.engine.dtypes import (  # noqa: F401
     DType,
@@ -66,7 +70,7 @@ from tapelab.engine.gradcheck import GradientCheck, check_gradients  # noqa: F40
 from tapelab.engine.primitives import OPS  # noqa: F401
 from tapelab.engine.tape import GradientTape, UnconnectedGradients, gradients, name_scope  # noqa: F401
 from tapelab.engine.tensor import Tensor, TensorShape, Variable, constant, convert_to_tensor  # noqa: F401
-from tapelab.linalg import matmul, norm  # noqa: F401
+from tapelab.linalg import matmul, norm, tensordot  # noqa: F401
 from tapelab.math import (  # noqa: F401
     abs,
     acos,

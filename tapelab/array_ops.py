@@ -12,7 +12,7 @@ from tapelab.engine.errors import InvalidArgumentError
 from tapelab.engine.primitives import OPS
 from tapelab.engine.tape import run
 from tapelab.engine.tensor import Tensor, convert_to_tensor, to_numpy
-from tapelab.op_wrappers import axes, pair, shape_tuple
+from tapelab.op_wrappers import axes, pair, shape_deciding, shape_tuple
 
 newaxis = None  # x[tl.newaxis] adds an axis of size 1, as x[None] does
 
@@ -248,6 +248,89 @@ def _check_gather(params, indices, batch_dims):
     if params.ndim == 0:
         raise InvalidArgumentError("gather: params is a 0-d tensor (shape (), one number): there is nothing to pick "
                                    "from.")
+
+
+def repeat(input, repeats, axis=None, name=None):
+    """Each slice along ``axis`` ``repeats`` times in a row (``axis=None``: each element of the flattened tensor):
+    ``repeat([1, 2], 2)`` is ``[1, 1, 2, 2]``; ``repeats`` may give one count per slice,
+    ``repeat([[1, 2], [3, 4]], [1, 2], axis=1)`` is ``[[1, 2, 2], [3, 4, 4]]``. It is a :func:`gather` of each
+    slice's index repeated, so the gradient adds each copy's part back to its slice."""
+    x = convert_to_tensor(input)
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    axis = _one_axis(x, axis, "repeat")
+    counts = shape_deciding(repeats, "repeat's repeats (the result's length is their sum)")
+    n = x._value.shape[axis]
+    if counts.ndim > 1 or (counts.ndim == 1 and counts.size not in (1, n)):
+        raise ValueError(
+            f"repeat: repeats must be one count, or one count per slice along axis {axis} ({n} of them), got shape "
+            f"{counts.shape}. For example tl.repeat(x, 2, axis={axis}) or tl.repeat(x, [counts...], axis={axis}).")
+    if counts.dtype.kind not in "iu" or (counts < 0).any():
+        raise InvalidArgumentError(f"repeat: repeats must be whole numbers >= 0, got {counts.tolist()}.")
+    return gather(x, np.repeat(np.arange(n), counts), axis=axis)
+
+
+def _one_axis(x, axis, name):
+    """``axis`` as a non-negative int, or TF's ValueError naming the valid range."""
+    rank = max(x.ndim, 1)
+    if not -rank <= int(axis) < rank:
+        raise ValueError(f"{name}: axis={int(axis)} out of bounds: expected {-rank}<=axis<{rank} for a tensor of "
+                         f"shape {tuple(x.shape)}.")
+    return int(axis) % rank
+
+
+def meshgrid(*args, indexing="xy", name=None):
+    """Coordinate grids from 1-D ``args``: output ``i`` holds ``args[i]`` along its own axis, repeated along the
+    others. ``indexing="xy"`` (the default, as for plotting) swaps the first two axes: with ``x`` of length 3 and
+    ``y`` of length 2 both outputs have shape (2, 3); ``"ij"`` gives (3, 2). Each output is a reshape and a
+    :func:`broadcast_to`, so a gradient sums back over the repeats."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: Argument `indexing` parameter must be either 'xy' or 'ij', got {indexing!r}.")
+    xs = [reshape(convert_to_tensor(a), (-1,)) for a in args]
+    if len({x.dtype for x in xs}) > 1:
+        raise InvalidArgumentError(
+            f"meshgrid: all inputs must have one dtype, got {', '.join(x.dtype.name for x in xs)}. Convert them "
+            f"first, e.g. tl.cast(x, tl.{xs[0].dtype.name}).")
+    where = list(builtins.range(len(xs)))
+    if indexing == "xy" and len(xs) > 1:  # x runs along the columns, y along the rows
+        where[0], where[1] = 1, 0
+    shape = [0] * len(xs)
+    for x, axis in zip(xs, where):
+        shape[axis] = x._value.shape[0]
+    grids = []
+    for x, axis in zip(xs, where):
+        along = [1] * len(xs)
+        along[axis] = -1
+        grids.append(broadcast_to(reshape(x, along), shape))
+    return grids
+
+
+def boolean_mask(tensor, mask, axis=None, name=None):
+    """The entries of ``tensor`` where ``mask`` is True: ``boolean_mask([1, 2, 3], [True, False, True])`` is
+    ``[1, 3]``. ``mask`` covers the axes ``axis, axis + 1, ...`` (default 0) and must have their shape; those
+    axes become one, holding the picked entries in order. A :func:`gather` of the True positions, so the gradient
+    goes back to the picked entries (zero elsewhere)."""
+    x = convert_to_tensor(tensor)
+    m = shape_deciding(mask, "boolean_mask's mask (the result's length is its number of True values; tl.where(mask, "
+                              "x, 0) keeps x's shape)")
+    if m.ndim == 0:
+        raise ValueError("boolean_mask: mask cannot be scalar. Give one True/False per entry along the masked axes, "
+                         "e.g. x > 0 for a mask of x's own shape.")
+    axis = 0 if axis is None else _one_axis(x, axis, "boolean_mask")
+    shape = x._value.shape
+    covered = shape[axis:axis + m.ndim]
+    if covered != m.shape:
+        raise ValueError(
+            f"boolean_mask: Shapes {covered} and {m.shape} are incompatible: the mask must have the shape of the "
+            f"axes it covers, tensor.shape[{axis}:{axis + m.ndim}] = {covered}.")
+    flat = reshape(x, shape[:axis] + (math.prod(covered),) + shape[axis + m.ndim:])
+    return gather(flat, np.flatnonzero(m), axis=axis)
+
+
+def is_tensor(x):
+    """Whether ``x`` is a tapelab tensor (a Variable is one too), like ``tf.is_tensor``: numpy arrays, lists and
+    numbers are not. (matplotlib asks this of TensorFlow's module to convert tensors it plots.)"""
+    return isinstance(x, Tensor)
 
 
 def getitem(tensor, key):

@@ -1,6 +1,9 @@
 """``tl.linalg``: matrix ops, as in ``tf.linalg`` (on the last two axes; leading axes are a batch)."""
 
 import builtins
+import math
+
+import numpy as np
 
 from tapelab import op_wrappers
 from tapelab.array_ops import einsum, expand_dims, eye, reshape, transpose  # noqa: F401  (einsum, eye: tf.linalg's too)
@@ -10,7 +13,7 @@ from tapelab.engine.primitives import OPS
 from tapelab.engine.tape import run
 from tapelab.engine.tensor import convert_to_tensor
 from tapelab.math import abs, global_norm, reduce_max, reduce_sum, sqrt  # noqa: F401  (global_norm: tf.linalg's)
-from tapelab.op_wrappers import explain_broadcast, names_defined, pair
+from tapelab.op_wrappers import explain_broadcast, names_defined, pair, shape_deciding
 
 _IMPORTED = set(globals())  # (a public name defined below joins __all__, at the end)
 
@@ -62,6 +65,55 @@ def _inner_problem(a, b, a_shape, b_shape, transpose_a, transpose_b):
             f"{b.shape[-2]}. In a @ b each row of a meets each column of b; maybe one of them needs "
             + ("transposing differently (transpose_a / transpose_b)." if transpose_a or transpose_b else
                "tl.transpose()."))
+
+
+def tensordot(a, b, axes, name=None):
+    """Sum of products over the axes ``axes`` pairs up: an int ``n`` pairs the last ``n`` axes of ``a`` with the
+    first ``n`` of ``b`` (``n = 1``: a matrix product, ``0``: the outer product); ``[a_axes, b_axes]`` names them.
+    The result has ``a``'s other axes, then ``b``'s. Built as TF builds it: a transpose and a reshape of each side
+    into a matrix, one :func:`matmul`, a reshape back; the tape records those ops."""
+    a, b = pair(a, b, "tensordot")
+    a_axes, b_axes = _contracted(a, b, axes)
+    for i, j in zip(a_axes, b_axes):
+        if a._value.shape[i] != b._value.shape[j]:
+            raise InvalidArgumentError(
+                f"tensordot: axis {i} of a (shape {tuple(a.shape)}) has size {a._value.shape[i]} but the axis it is "
+                f"summed with, axis {j} of b (shape {tuple(b.shape)}), has size {b._value.shape[j]}; the paired axes "
+                "must have the same size.")
+    free_a = [i for i in builtins.range(a.ndim) if i not in a_axes]
+    free_b = [j for j in builtins.range(b.ndim) if j not in b_axes]
+    summed = math.prod(a._value.shape[i] for i in a_axes)
+    left = _as_matrix(a, free_a + a_axes, (math.prod(a._value.shape[i] for i in free_a), summed))
+    right = _as_matrix(b, b_axes + free_b, (summed, math.prod(b._value.shape[j] for j in free_b)))
+    shape = [a._value.shape[i] for i in free_a] + [b._value.shape[j] for j in free_b]
+    return reshape(matmul(left, right), shape)
+
+
+def _contracted(a, b, axes):
+    """``(a_axes, b_axes)``: the paired axes of a tensordot, as lists of non-negative ints (TF's errors)."""
+    if isinstance(axes, (int, np.integer)) or (hasattr(axes, "ndim") and axes.ndim == 0):  # (an int tensor too)
+        n = int(axes)
+        if n < 0:
+            raise ValueError(f"tensordot: `axes` must be at least 0. Received: {n}.")
+        if n > a.ndim or n > b.ndim:
+            raise ValueError(f"tensordot: `axes` must not be larger than the number of dimensions of tensor: "
+                             f"received {n}, vs tensor dimensions {a.ndim} and {b.ndim}.")
+        return list(builtins.range(a.ndim - n, a.ndim)), list(builtins.range(n))
+    if len(axes) != 2:
+        raise ValueError(f"tensordot: `axes` must be an int or a pair [a_axes, b_axes], got {axes!r}.")
+    a_axes, b_axes = ([int(i) % max(t.ndim, 1) for i in np.atleast_1d(shape_deciding(ax, "tensordot's axes"))]
+                      for t, ax in zip((a, b), axes))
+    if len(a_axes) != len(b_axes):
+        raise ValueError(f"tensordot: Different number of contraction axes `a` and `b`, {len(a_axes)} != "
+                         f"{len(b_axes)}. Pair each summed axis of a with one of b.")
+    return a_axes, b_axes
+
+
+def _as_matrix(x, perm, shape):
+    """``x`` with its axes in the order ``perm``, reshaped to the 2-D ``shape`` (no op where none is needed)."""
+    if perm != list(builtins.range(x.ndim)):
+        x = transpose(x, perm)
+    return x if tuple(x._value.shape) == shape else reshape(x, shape)
 
 
 def matrix_transpose(a, name=None):

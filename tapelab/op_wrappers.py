@@ -7,7 +7,7 @@ import numpy as np
 from tapelab.engine.errors import InvalidArgumentError
 from tapelab.engine.primitives import OPS
 from tapelab.engine.tape import run
-from tapelab.engine.tensor import Tensor, convert_to_tensor
+from tapelab.engine.tensor import Tensor, convert_to_tensor, to_numpy
 
 
 def pair(x, y, name="op"):
@@ -101,6 +101,15 @@ def axes(x, axis, name):
             f"shape {tuple(x.shape)}; give each axis once."
         )
     return tuple(sorted(out))
+
+
+def shape_deciding(value, what):
+    """``value`` as a numpy array, for an argument that decides the result's shape (``what`` says which): inside
+    ``tl.function`` a tensor computed in the function has no fixed value, so it refuses, saying why (a graph's
+    shapes are fixed when it is traced)."""
+    if isinstance(value, Tensor) and value._traced:
+        value._refuse(what)
+    return np.asarray(to_numpy(value))
 
 
 def shape_tuple(shape):

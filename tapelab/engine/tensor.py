@@ -83,6 +83,11 @@ class Tensor:
     def ndim(self):
         return self._value.ndim
 
+    @property
+    def device(self):
+        """Where the value lives, in TF's words: tapelab computes with numpy, always on the CPU."""
+        return "/job:localhost/replica:0/task:0/device:CPU:0"
+
     def get_shape(self):
         return self.shape
 

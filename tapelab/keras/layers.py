@@ -16,6 +16,7 @@ call's ``training`` unless it is given its own, as in Keras.
 import functools
 import inspect
 import threading
+import warnings
 
 import numpy as np
 
@@ -456,6 +457,24 @@ class ReLU(Layer):
         return activations.relu(inputs, negative_slope=self.negative_slope, max_value=self.max_value)
 
 
+class LeakyReLU(Layer):
+    """x for x > 0, ``negative_slope * x`` otherwise (Keras 3's default slope: 0.3), so a negative input still
+    passes a small gradient back. (``alpha=`` is Keras 2's name for the slope: accepted, with Keras's warning.)"""
+
+    def __init__(self, negative_slope=0.3, **kwargs):
+        if "alpha" in kwargs:
+            warnings.warn("Argument `alpha` is deprecated. Use `negative_slope` instead.", stacklevel=2)
+            negative_slope = kwargs.pop("alpha")
+        if negative_slope is None or isinstance(negative_slope, bool) or not float(negative_slope) >= 0:
+            raise ValueError("The negative_slope value of a Leaky ReLU layer cannot be None or negative value. "
+                             f"Expected a float. Received: negative_slope={negative_slope!r}")
+        super().__init__(**kwargs)
+        self.negative_slope = float(negative_slope)
+
+    def call(self, inputs):
+        return activations.leaky_relu(inputs, negative_slope=self.negative_slope)
+
+
 class Lambda(Layer):
     """Wrap a function of tensors as a layer: ``Lambda(lambda x: x / 255.0)``."""
 
@@ -547,4 +566,4 @@ def Input(shape=None, batch_size=None, dtype=None, name=None, **kwargs):  # noqa
 
 
 __all__ = ["AveragePooling2D", "AvgPool2D", "BatchNormalization", "Conv2D", "Dense", "Dropout", "Flatten", "Input",
-           "InputLayer", "Lambda", "Layer", "MaxPool2D", "MaxPooling2D", "ReLU", "Reshape", "Softmax"]
+           "InputLayer", "Lambda", "Layer", "LeakyReLU", "MaxPool2D", "MaxPooling2D", "ReLU", "Reshape", "Softmax"]
