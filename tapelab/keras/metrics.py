@@ -203,11 +203,8 @@ class BinaryAccuracy(Metric):
         self._add((labels == (scores > self.threshold)).astype(np.float32), sample_weight)
 
 
-class MeanSquaredError(Metric):
-    """The mean of ``(y_true - y_pred)^2`` over every batch."""
-
-    def __init__(self, name="mean_squared_error", dtype=None):
-        super().__init__(name, dtype)
+class _MeanError(Metric):
+    """The mean of an elementwise error of ``y_true - y_pred`` (``_error``) over every batch."""
 
     def _update(self, y_true, y_pred, sample_weight=None):
         labels, predictions = to_numpy(y_true), to_numpy(y_pred)
@@ -217,7 +214,25 @@ class MeanSquaredError(Metric):
         elif predictions.ndim == labels.ndim + 1 and predictions.shape[-1:] == (1,):
             labels = labels[..., None]
         _same_shape(self.name, labels, predictions)
-        self._add(np.mean(np.square(labels - predictions), axis=-1), sample_weight)
+        self._add(np.mean(self._error(labels - predictions), axis=-1), sample_weight)
+
+
+class MeanSquaredError(_MeanError):
+    """The mean of ``(y_true - y_pred)^2`` over every batch."""
+
+    def __init__(self, name="mean_squared_error", dtype=None):
+        super().__init__(name, dtype)
+
+    _error = staticmethod(np.square)
+
+
+class MeanAbsoluteError(_MeanError):
+    """The mean of ``|y_true - y_pred|`` over every batch (an error in the targets' own units)."""
+
+    def __init__(self, name="mean_absolute_error", dtype=None):
+        super().__init__(name, dtype)
+
+    _error = staticmethod(np.abs)
 
 
 class _AutoAccuracy(Metric):
@@ -253,7 +268,8 @@ def get(identifier):
     Metric, or a function ``f(y_true, y_pred)`` of per-example values (its running mean)."""
     names = {"accuracy": _AutoAccuracy, "acc": _AutoAccuracy, "sparse_categorical_accuracy": SparseCategoricalAccuracy,
              "categorical_accuracy": CategoricalAccuracy, "binary_accuracy": BinaryAccuracy,
-             "mse": MeanSquaredError, "mean_squared_error": MeanSquaredError}
+             "mse": MeanSquaredError, "mean_squared_error": MeanSquaredError,
+             "mae": MeanAbsoluteError, "mean_absolute_error": MeanAbsoluteError}
     if isinstance(identifier, Metric):
         return identifier
     if isinstance(identifier, type) and issubclass(identifier, Metric):
@@ -281,5 +297,5 @@ class MeanMetricWrapper(Mean):
         self._add(to_numpy(self.fn(y_true, y_pred)), sample_weight)
 
 
-__all__ = ["Accuracy", "BinaryAccuracy", "CategoricalAccuracy", "Mean", "MeanMetricWrapper", "MeanSquaredError",
-           "Metric", "SparseCategoricalAccuracy", "Sum", "accuracy", "evaluate_accuracy", "get"]
+__all__ = ["Accuracy", "BinaryAccuracy", "CategoricalAccuracy", "Mean", "MeanAbsoluteError", "MeanMetricWrapper",
+           "MeanSquaredError", "Metric", "SparseCategoricalAccuracy", "Sum", "accuracy", "evaluate_accuracy", "get"]
