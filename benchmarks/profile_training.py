@@ -165,9 +165,9 @@ def api_levels(model):
 
     def ops_loss(x, y):  # the same primitives run directly: no layers, no loss object, no checks before run()
         with tl.GradientTape() as tape:
-            h = run(relu, (run(add, (run(matmul, (tl.constant(x), W1)), b1)),))
+            h = run(relu, (run(add, (run(matmul, (tl.convert_to_tensor(x), W1)), b1)),))
             logits = run(add, (run(matmul, (h, W2)), b2))
-            loss = run(mean, (run(xent, (tl.constant(y), logits)),), axis=None, keepdims=False)
+            loss = run(mean, (run(xent, (tl.convert_to_tensor(y), logits)),), axis=None, keepdims=False)
         return tape.gradient(loss, variables)
 
     def ops(x, y):
