@@ -7,8 +7,8 @@ remembers the array weakly, for as long as the learner's code holds it). A tape 
 applies this policy in sweeps (:func:`let_go`): once the outputs recorded since its last sweep add up to
 ``SWEEP`` bytes, and when a persistent tape stops recording. A one-shot recording of small arrays (a training
 step of a small model) never pays for it; a long or large one holds about ``SWEEP`` bytes more than its rules
-read while it records. :class:`Retention` gives a picture
-every input and output back, from what was kept, from what the code still holds, or by running the op again.
+read while it records. :class:`Retention` gives a picture every input and output back, from what was kept, from
+what the code still holds, or by running the op again.
 """
 
 import weakref

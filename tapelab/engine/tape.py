@@ -176,8 +176,7 @@ class GradientTape(Recorder):
     def __init__(self, persistent=False, watch_accessed_variables=True):
         self.persistent = persistent
         self.watch_accessed_variables = watch_accessed_variables
-        self.entries = []
-        self._swept, self._unswept = 0, 0  # entries[:_swept] are swept (retention.let_go); bytes recorded since
+        self._clear_entries()
         self._tracked = {}  # key -> the watched tensor, or the entry whose op computed it (float outputs)
         self._watched = {}  # key -> tensor: what watch() (or reading a Variable) added, in order
         self._stopped = {}  # key -> tensor: computed from tracked tensors inside stop_recording()
@@ -254,10 +253,10 @@ class GradientTape(Recorder):
         # the entry, made without an __init__ call, keeping everything (retention.let_go sweeps it later)
         entry = _new(Entry)
         entry.op, entry.args, entry.params, entry.residual = op, args, params, residual
-        entry._key, entry.out, entry.kept, entry.scope = out._key, out._value, values, _state.scopes[-1]
+        value = out._value
+        entry._key, entry.out, entry.kept, entry.scope = out._key, value, values, _state.scopes[-1]
         entries = self.entries
         entries.append(entry)
-        value = out._value
         if value.dtype.kind == "f":
             tracked[entry._key] = entry
         self._unswept += value.nbytes
@@ -266,6 +265,10 @@ class GradientTape(Recorder):
         if len(entries) == LONG and not self._holding:  # a long recording: full collections wait (recording.py)
             self._holding = True
             full_collections.hold()
+
+    def _clear_entries(self):
+        self.entries = []
+        self._swept, self._unswept = 0, 0  # entries[:_swept] are swept (retention.let_go); bytes recorded since
 
     def _sweep(self):
         """Let go of what no rule reads in the entries recorded since the last sweep (retention.let_go)."""
@@ -363,8 +366,7 @@ class GradientTape(Recorder):
 
     def reset(self):
         """Forget everything recorded and watched, as if this were a new tape (recording goes on)."""
-        self.entries = []
-        self._swept = self._unswept = 0
+        self._clear_entries()
         self._watched.clear()
         self._forgotten = (self._forgotten or set()) | self._tracked.keys()
         self._tracked.clear()
@@ -630,8 +632,7 @@ class GradientTape(Recorder):
     def _release(self):
         if not self.persistent:  # what the last backward pass saw stays in last_backward, for display
             self._used = True
-            self.entries = []
-            self._swept = self._unswept = 0
+            self._clear_entries()
             self._tracked = {}
             self._stopped = {}
             self._stopped_from = {}
