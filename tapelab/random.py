@@ -35,22 +35,39 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=No
     TensorShape([1000])
     """
     np_dtype = _float("normal", dtype)
-    return Tensor(generator(seed).normal(mean, stddev, shape_tuple(shape)).astype(np_dtype))
+    shape = shape_tuple(shape)
+    return _drawn("random.normal", lambda m, s: generator(seed).normal(m, s, shape), (mean, stddev), shape, np_dtype)
 
 
 def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
     """Samples uniformly from [minval, maxval) (maxval defaults to 1 for floats)."""
     dt = dtypes.as_dtype(dtype)
+    shape = shape_tuple(shape)
     if dt.is_integer:
         if maxval is None:
             raise ValueError(f"uniform: an integer dtype needs maxval, the end of the range (left out), e.g. "
                              f"tl.random.uniform(shape, minval=0, maxval=10, dtype=tl.{dt.name}).")
-        if not minval < maxval:
+        if not isinstance(minval, Tensor) and not isinstance(maxval, Tensor) and not minval < maxval:
             raise ValueError(f"uniform: needs minval < maxval (integers are drawn from [minval, maxval)), got "
                              f"minval={minval} and maxval={maxval}.")
-        return Tensor(generator(seed).integers(minval, maxval, shape_tuple(shape)).astype(dt.as_numpy_dtype))
+        return _drawn("random.uniform", lambda lo, hi: generator(seed).integers(lo, hi, shape), (minval, maxval),
+                      shape, dt.as_numpy_dtype)
     np_dtype = _float("uniform", dtype)
-    return Tensor(generator(seed).uniform(minval, 1 if maxval is None else maxval, shape_tuple(shape)).astype(np_dtype))
+    return _drawn("random.uniform", lambda lo, hi: generator(seed).uniform(lo, hi, shape),
+                  (minval, 1 if maxval is None else maxval), shape, np_dtype)
+
+
+def _drawn(name, draw, bounds, shape, np_dtype):
+    """A tensor of ``draw(*bounds)`` (the bounds as numbers, tensors or not); inside ``tl.function``, a node of the
+    graph that draws again on every call, from the bounds that call gives, as TF's random ops do (not a constant
+    drawn once while tracing)."""
+    from tapelab.engine.function import _python_node_or_none
+
+    def tensor(*given):
+        return Tensor(np.asarray(draw(*[b.numpy() if isinstance(b, Tensor) else b for b in given])).astype(np_dtype))
+
+    node = _python_node_or_none(name, tensor, bounds, example=np.zeros(shape, np_dtype))
+    return tensor(*bounds) if node is None else node
 
 
 def _float(name, dtype):
