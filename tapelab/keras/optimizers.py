@@ -65,16 +65,14 @@ class Optimizer:
         """``(updates, missing)``: ``(gradient as a numpy array, variable)`` for each gradient given, and the names
         of the variables whose gradient is None. Anything but a (gradient, Variable) pair is refused."""
         missing, updates = [], []
-        k = -1
-        for pair in pairs:
-            k += 1
-            if pair.__class__ is not tuple and not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        for k, pair in enumerate(pairs):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise TypeError(
                     f"{self.name}.apply_gradients: expected (gradient, variable) pairs, e.g. "
                     f"zip(grads, model.trainable_variables); item {k} is {pair!r}"
                 )
             g, var = pair
-            if var.__class__ is not Variable and not isinstance(var, Variable):
+            if not isinstance(var, Variable):
                 raise TypeError(
                     spell(f"{self.name}.apply_gradients: item {k} pairs a gradient with a {type(var).__name__}, not a "
                           "tl.Variable. Only Variables can be updated in place; create the parameter with "
