@@ -101,12 +101,22 @@ def _contracted(a, b, axes):
         return list(builtins.range(a.ndim - n, a.ndim)), list(builtins.range(n))
     if len(axes) != 2:
         raise ValueError(f"tensordot: `axes` must be an int or a pair [a_axes, b_axes], got {axes!r}.")
-    a_axes, b_axes = ([int(i) % max(t.ndim, 1) for i in np.atleast_1d(shape_deciding(ax, "tensordot's axes"))]
-                      for t, ax in zip((a, b), axes))
+    a_axes, b_axes = (_axes_of(t, side, ax) for t, side, ax in zip((a, b), "ab", axes))
     if len(a_axes) != len(b_axes):
         raise ValueError(f"tensordot: Different number of contraction axes `a` and `b`, {len(a_axes)} != "
                          f"{len(b_axes)}. Pair each summed axis of a with one of b.")
     return a_axes, b_axes
+
+
+def _axes_of(t, side, given):
+    """One side's summed axes as non-negative ints; one out of range is refused (TF: an IndexError), not wrapped."""
+    out = []
+    for i in np.atleast_1d(shape_deciding(given, "tensordot's axes")):
+        if not -t.ndim <= int(i) < t.ndim:
+            raise IndexError(f"tensordot: axis {int(i)} of {side} is out of range: {side} has shape {tuple(t.shape)}, "
+                             f"so its axes are {-t.ndim}..{t.ndim - 1}.")
+        out.append(int(i) % t.ndim)
+    return out
 
 
 def _as_matrix(x, perm, shape):
