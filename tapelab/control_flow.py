@@ -59,12 +59,13 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap
     if signature is None:  # (TF: fn returns what elems holds)
         signature = nest.pack_like(elems, [x.dtype for x in flat])
     wanted = [dtypes.as_dtype(getattr(s, "dtype", s)) for s in nest.flatten(signature)]
+    expected = _structure(signature)
     columns = [[] for _ in wanted]
     for k in range(n):
         out = fn(nest.pack_like(elems, [x[k] for x in flat]))
-        if _structure(out) != _structure(signature):
+        if _structure(out) != expected:
             raise ValueError(
-                f"map_fn: fn returned {_structure(out)} but the output signature is {_structure(signature)} (_ marks "
+                f"map_fn: fn returned {_structure(out)} but the output signature is {expected} (_ marks "
                 "a tensor; by default it is elems's own structure). The two structures don't have the same nested "
                 "structure: pass fn_output_signature=..., e.g. tl.float32 or (tl.float32, tl.float32).")
         for column, leaf, want in zip(columns, nest.flatten(out), wanted):

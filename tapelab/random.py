@@ -3,6 +3,7 @@
 import numpy as np
 
 from tapelab.engine import dtypes
+from tapelab.engine.function import _python_node_or_none
 from tapelab.engine.learner import spell
 from tapelab.engine.tensor import Tensor
 from tapelab.op_wrappers import shape_tuple
@@ -61,8 +62,6 @@ def _drawn(name, draw, bounds, shape, np_dtype):
     """A tensor of ``draw(*bounds)`` (the bounds as numbers, tensors or not); inside ``tl.function``, a node of the
     graph that draws again on every call, from the bounds that call gives, as TF's random ops do (not a constant
     drawn once while tracing)."""
-    from tapelab.engine.function import _python_node_or_none
-
     def tensor(*given):
         return Tensor(np.asarray(draw(*[b.numpy() if isinstance(b, Tensor) else b for b in given])).astype(np_dtype))
 
