@@ -12,6 +12,7 @@ The submodules are the implementations (``tl.layers`` is ``tl.keras.layers``, ke
 from tapelab.keras import (  # noqa: F401
     activations,
     backend,
+    callbacks,
     datasets,
     initializers,
     layers,
@@ -34,4 +35,5 @@ layers.SimpleRNN, layers.GRU = recurrent.SimpleRNN, recurrent.GRU  # (recurrent 
 layers.__all__ = sorted(layers.__all__ + recurrent.__all__)
 
 __all__ = ["Initializer", "Input", "Layer", "Loss", "Metric", "Model", "Optimizer", "Sequential", "activations",
-           "backend", "datasets", "initializers", "layers", "losses", "metrics", "models", "optimizers", "utils"]
+           "backend", "callbacks", "datasets", "initializers", "layers", "losses", "metrics", "models", "optimizers",
+           "utils"]

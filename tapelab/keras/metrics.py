@@ -69,6 +69,8 @@ class Metric:
     """Base class: ``update_state(...)`` adds a batch, ``result()`` is a float32 tensor, ``reset_state()``
     starts again; calling the metric updates it and returns the result."""
 
+    _direction = None  # "up" or "down": which way is better (callbacks that monitor it read it, as Keras's do)
+
     def __init__(self, name=None, dtype=None):
         self.name = name or snake_case(type(self).__name__)
         self.dtype = "float32"
@@ -157,6 +159,8 @@ class SparseCategoricalAccuracy(Metric):
     0.75
     """
 
+    _direction = "up"
+
     def __init__(self, name="sparse_categorical_accuracy", dtype=None):
         super().__init__(name, dtype)
 
@@ -166,6 +170,8 @@ class SparseCategoricalAccuracy(Metric):
 
 class CategoricalAccuracy(Metric):
     """How often the highest score is where the one-hot label has its 1."""
+
+    _direction = "up"
 
     def __init__(self, name="categorical_accuracy", dtype=None):
         super().__init__(name, dtype)
@@ -179,6 +185,8 @@ class CategoricalAccuracy(Metric):
 class Accuracy(Metric):
     """How often ``y_pred`` equals ``y_true`` exactly (class ids against class ids)."""
 
+    _direction = "up"
+
     def __init__(self, name="accuracy", dtype=None):
         super().__init__(name, dtype)
 
@@ -190,6 +198,8 @@ class Accuracy(Metric):
 
 class BinaryAccuracy(Metric):
     """How often ``y_pred > threshold`` equals the 0/1 label."""
+
+    _direction = "up"
 
     def __init__(self, name="binary_accuracy", dtype=None, threshold=0.5):
         self.threshold = threshold
@@ -205,6 +215,8 @@ class BinaryAccuracy(Metric):
 
 class _MeanError(Metric):
     """The mean of an elementwise error of ``y_true - y_pred`` (``_error``) over every batch."""
+
+    _direction = "down"
 
     def _update(self, y_true, y_pred, sample_weight=None):
         labels, predictions = to_numpy(y_true), to_numpy(y_pred)
@@ -238,6 +250,8 @@ class MeanAbsoluteError(_MeanError):
 class _AutoAccuracy(Metric):
     """``metrics=["accuracy"]`` in ``compile``: which accuracy is meant follows from the labels' shape, as Keras
     picks it (integer labels: sparse categorical; one-hot: categorical; one output: binary)."""
+
+    _direction = "up"
 
     def __init__(self, name="accuracy"):
         self._chosen = None

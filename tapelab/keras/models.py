@@ -23,34 +23,13 @@ from tapelab.engine.learner import spell
 from tapelab.engine.recording import state as _state
 from tapelab.engine.tape import GradientTape
 from tapelab.engine.tensor import Tensor, to_numpy
+from tapelab.keras import callbacks as callbacks_module
 from tapelab.keras import losses as losses_module
 from tapelab.keras import metrics as metrics_module
 from tapelab.keras import optimizers as optimizers_module
+from tapelab.keras.callbacks import History  # noqa: F401 (also models.History, as before)
 from tapelab.keras.layers import InputLayer, Layer
 from tapelab.keras.naming import each_once, keras_name
-
-
-class History:
-    """What ``fit`` returns: ``history.history["loss"]`` is the list of each epoch's mean loss (and so on for
-    every metric and, with validation data, ``val_loss``/``val_<metric>``). After ``fit(plot=True)``,
-    ``loss_plot`` is its live plot (a :class:`tapelab.lessons.plots.LossPlot`: show it again, or read its curves);
-    after ``fit(flow=True)``, ``flow_plot`` its plot of each layer's gradient norm (a ``FlowPlot``)."""
-
-    def __init__(self):
-        self.history = {}
-        self.epoch = []
-        self.params = {}
-        self.loss_plot = None
-        self.flow_plot = None
-
-    def _add(self, epoch, logs):
-        self.epoch.append(epoch)
-        for name, value in logs.items():
-            self.history.setdefault(name, []).append(value)
-
-    def __repr__(self):
-        last = ", ".join(f"{k}={v[-1]:.4f}" for k, v in self.history.items())
-        return f"<tapelab.keras.models.History epochs={len(self.epoch)} {last}>"
 
 
 class Model(Layer):
@@ -169,101 +148,92 @@ class Model(Layer):
         options). ``validation_data=(x_val, y_val)`` (or a Dataset, or ``validation_split``: the last
         fraction of the rows) is evaluated after each epoch, as ``val_loss`` and ``val_<metric>``. With
         ``steps_per_epoch`` an epoch is that many batches, each epoch going on where the last one stopped.
+        ``callbacks``: :mod:`tapelab.keras.callbacks` objects, called at each point of the loop below (Keras's).
         """
         self._check_compiled("fit")
-        if callbacks:
-            raise NotImplementedError(f"{self.name}.fit: callbacks are not supported; write the loop with a "
-                                      "GradientTape (see train_step) to act between steps.")
         if validation_split and validation_data is None:
             x, y, validation_data = _split(self.name, x, y, validation_split)
         batches = _batches(self.name, "fit", x, y, batch_size, shuffle, seed)
         stream = _endless(batches) if steps_per_epoch else None
-        history = History()
-        history.params = {"epochs": epochs, "steps": steps_per_epoch or _length(batches), "verbose": verbose}
-        curve, step = (_plot(self.name) if plot else None), 0
-        flow_plot = _flow_plot(self.name, flow)
+        params = {"verbose": verbose, "epochs": epochs, "steps": steps_per_epoch or _length(batches)}
+        plots = ([callbacks_module.LiveLossPlot()] if plot else []) + _flow_plots(self.name, flow)
+        callbacks = callbacks_module.CallbackList(callbacks, self, params, "fit", history=True,
+                                                  progbar=verbose != 0, extra=plots)
+        if validation_data is not None:
+            val_x, val_y = _as_pair(validation_data)
+            val_batches = _batches(self.name, "fit", val_x, val_y, None if _is_dataset(val_x) else batch_size, False,
+                                   None)
         self.stop_training = False
+        callbacks("on_train_begin", None)
+        logs = None
         for epoch in range(initial_epoch, epochs):
-            epoch_batches = batches if stream is None else itertools.islice(stream, steps_per_epoch)
-            title = f"Epoch {epoch + 1}/{epochs}"
-            logs, step = self._train_epoch(epoch_batches, steps_per_epoch, verbose, title, curve, flow_plot, step)
+            for metric in self.metrics:
+                metric.reset_state()
+            callbacks("on_epoch_begin", epoch, None)
+            step_logs = None
+            for step, data in enumerate(batches if stream is None else itertools.islice(stream, steps_per_epoch)):
+                callbacks("on_train_batch_begin", step, None)
+                step_logs = self.train_step(data)
+                callbacks("on_train_batch_end", step, step_logs)
+                if self.stop_training:
+                    break
+            if step_logs is None:
+                raise ValueError(f"{self.name}.fit: there are no batches to train on (x has 0 examples, or the "
+                                 "Dataset yields nothing).")
+            logs = dict(step_logs)
             if validation_data is not None:
-                logs.update(self._validation_logs(validation_data, batch_size, verbose))
-            if verbose == 2:
-                print(f"{title} - {_line(logs)}")
-            if curve is not None and "val_loss" in logs:
-                curve.update(step=step, draw=True, **{VAL_LOSS: logs["val_loss"]})
-            history._add(epoch, logs)
+                val_logs = self._evaluate(val_batches, callbacks)
+                logs.update({f"val_{name}": value for name, value in val_logs.items()})
+            callbacks("on_epoch_end", epoch, logs)
             if self.stop_training:
                 break
-        if curve is not None:
-            curve.close()
-            history.loss_plot = curve
-        if flow_plot is not None:
-            flow_plot.close()
-            history.flow_plot = flow_plot
-        self.history = history
-        return history
+        callbacks("on_train_end", logs)
+        return self.history
 
-    def _train_epoch(self, batches, steps, verbose, title, curve, flow_plot, step):
-        """One pass of ``fit``: ``train_step`` on each batch, the progress bar and the plots kept up to date.
-        Returns the epoch's logs and the number of steps trained so far."""
-        for metric in self.metrics:
-            metric.reset_state()
-        bar = _progress(batches, steps, verbose, title)
-        logs = {}
-        for data in bar:
-            self._step_loss = None
-            logs = self.train_step(data)
-            if bar is not batches:
-                bar.log(**logs)
-            step += 1
-            if curve is not None:
-                curve.update(step=step, **_step_points(self._step_loss, logs["loss"]))
-            if flow_plot is not None:
-                flow_plot.update(self.last_tape, step=step)
-        if not logs:
-            raise ValueError(f"{self.name}.fit: there are no batches to train on (x has 0 examples, or the "
-                             "Dataset yields nothing).")
-        return logs, step
-
-    def _validation_logs(self, validation_data, batch_size, verbose):
-        """``val_loss`` and ``val_<metric>`` on the validation data after an epoch (printed, with a progress bar)."""
-        val_x, val_y = _as_pair(validation_data)
-        val_logs = self.evaluate(val_x, val_y, batch_size=None if _is_dataset(val_x) else batch_size,
-                                 verbose=0, return_dict=True)
-        if verbose in ("auto", 1, True):
-            print(f"validation: {_line(val_logs)}")
-        return {f"val_{name}": value for name, value in val_logs.items()}
-
-    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False):
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False, callbacks=None):
         """The mean loss (and metrics) on ``(x, y)`` or a batched Dataset, without training.
 
         Returns the loss alone, or ``[loss, metric, ...]`` with compiled metrics (``return_dict=True``: a dict).
         """
         self._check_compiled("evaluate")
-        for metric in self.metrics:
-            metric.reset_state()
         batches = _batches(self.name, "evaluate", x, y, batch_size, False, None)
-        logs, steps = {}, 0
-        for data in _progress(batches, None, 0 if verbose == 2 else verbose, "evaluate"):
-            logs = self.test_step(data)
-            steps += 1
-        if not steps:
-            raise ValueError(f"{self.name}.evaluate: there are no batches to evaluate (x has 0 examples, or the "
-                             "Dataset yields nothing).")
-        if verbose == 2:
-            print(f"{steps}/{steps} - {_line(logs)}")
+        params = {"verbose": verbose, "epochs": 1, "steps": _length(batches)}
+        logs = self._evaluate(batches, callbacks_module.CallbackList(callbacks, self, params, "evaluate",
+                                                                     progbar=verbose != 0))
         if return_dict:
             return logs
         values = [logs[m.name] for m in self.metrics]
         return values[0] if len(values) == 1 else values
 
-    def predict(self, x, batch_size=None, verbose="auto"):
+    def _evaluate(self, batches, callbacks):
+        """evaluate's loop (also fit's, on its validation data): test_step on each batch, the callbacks told."""
+        for metric in self.metrics:
+            metric.reset_state()
+        callbacks("on_test_begin", None)
+        logs = None
+        for step, data in enumerate(batches):
+            callbacks("on_test_batch_begin", step, None)
+            logs = self.test_step(data)
+            callbacks("on_test_batch_end", step, logs)
+        if logs is None:
+            raise ValueError(f"{self.name}.evaluate: there are no batches to evaluate (x has 0 examples, or the "
+                             "Dataset yields nothing).")
+        callbacks("on_test_end", logs)
+        return logs
+
+    def predict(self, x, batch_size=None, verbose="auto", callbacks=None):
         """The model's outputs on ``x`` (an array or a Dataset), ``batch_size`` rows at a time, as a numpy array."""
         batches = _batches(self.name, "predict", x, None, batch_size, False, None)
-        outputs = [to_numpy(self(data[0] if isinstance(data, tuple) else data, training=False))
-                   for data in _progress(batches, None, verbose, "predict")]
+        callbacks = callbacks_module.CallbackList(callbacks, self, {"verbose": verbose, "epochs": 1,
+                                                                    "steps": _length(batches)},
+                                                  "predict", progbar=verbose != 0)
+        callbacks("on_predict_begin", None)
+        outputs = []
+        for step, data in enumerate(batches):
+            callbacks("on_predict_batch_begin", step, None)
+            outputs.append(to_numpy(self(data[0] if isinstance(data, tuple) else data, training=False)))
+            callbacks("on_predict_batch_end", step, {"outputs": outputs[-1]})
+        callbacks("on_predict_end", None)
         return np.concatenate(outputs) if outputs else np.zeros((0,), np.float32)
 
     def _check_compiled(self, what):
@@ -434,8 +404,16 @@ def _endless(batches):
             return
 
 
-def _line(logs):
-    return " - ".join(f"{name}: {value:.4f}" for name, value in logs.items())
+def _flow_plots(name, flow):
+    """fit's gradient-flow plot: ``flow`` is False (none), True (a new one) or a FlowPlot of the learner's."""
+    if flow is False or flow is None:
+        return []
+    if flow is not True:
+        from tapelab.lessons.plots import FlowPlot  # (matplotlib loads only when a plot is made)
+
+        if not isinstance(flow, FlowPlot):
+            raise TypeError(f"{name}.fit: flow= is True, False or a tl.plots.FlowPlot, got {type(flow).__name__}")
+    return [callbacks_module.LiveFlowPlot(None if flow is True else flow)]
 
 
 def _as_list(value):
@@ -501,44 +479,6 @@ def _length(batches):
         return len(batches)
     except TypeError:
         return None
-
-
-def _progress(batches, steps, verbose, desc):
-    """A progress bar over ``batches`` when ``verbose`` asks for one (``"auto"`` and 1), else the batches."""
-    if verbose not in ("auto", 1, True):
-        return batches
-    from tapelab.lessons.plots import progress
-
-    return progress(batches, desc=desc, total=steps or _length(batches), unit="step")
-
-
-STEP_LOSS, RUNNING_MEAN, VAL_LOSS = ("loss of this step (batch)", "mean loss since the epoch began (the bar's)",
-                                     "validation loss after the epoch")
-
-
-def _plot(name):
-    from tapelab.lessons.plots import LossPlot  # (matplotlib loads only when a plot is made)
-
-    return LossPlot(title=f"{name}.fit: training loss", xlabel="training step (one batch each)")
-
-
-def _flow_plot(name, flow):
-    """fit's gradient-flow plot: ``flow`` is False (none), True (a new one) or a FlowPlot of the learner's."""
-    if flow is False or flow is None:
-        return None
-    from tapelab.lessons.plots import FlowPlot  # (matplotlib loads only when a plot is made)
-
-    if flow is True:
-        return FlowPlot(title=f"{name}.fit: |dL/dW| of each layer", xlabel="training step (one batch each)")
-    if isinstance(flow, FlowPlot):
-        return flow
-    raise TypeError(f"{name}.fit: flow= is True, False or a tl.plots.FlowPlot, got {type(flow).__name__}")
-
-
-def _step_points(step_loss, running_mean):
-    """fit's curves for one step, named for what they are: Keras's logs hold the epoch's running mean, not the
-    step's loss (a train_step of your own may not say what its step's loss was)."""
-    return {RUNNING_MEAN: running_mean} if step_loss is None else {STEP_LOSS: step_loss, RUNNING_MEAN: running_mean}
 
 
 def _weight_groups(layer, path="", seen=None):

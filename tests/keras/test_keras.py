@@ -134,7 +134,7 @@ def test_fit_draws_the_live_loss_curve(tmp_path, monkeypatch):
 def test_fits_curves_are_each_steps_loss_and_the_running_mean_named_as_such(tmp_path, monkeypatch):
     """The plot's main curve is the loss of each step; the bar's figure (Keras's mean since the epoch began, which
     starts again at every epoch) is a second curve that says what it is; the validation loss comes once an epoch."""
-    from tapelab.keras.models import RUNNING_MEAN, STEP_LOSS, VAL_LOSS
+    from tapelab.keras.callbacks import RUNNING_MEAN, STEP_LOSS, VAL_LOSS
 
     monkeypatch.chdir(tmp_path)
     x, y = toy_data(40)
