@@ -26,6 +26,7 @@ MIRRORS = {
     "tapelab.keras.metrics": "tf.keras.metrics", "tapelab.keras.models": "tf.keras.models",
     "tapelab.keras.activations": "tf.keras.activations", "tapelab.keras.initializers": "tf.keras.initializers",
     "tapelab.keras.utils": "tf.keras.utils", "tapelab.keras.backend": "tf.keras.backend", "tapelab.data": "tf.data",
+    "tapelab.keras.callbacks": "tf.keras.callbacks",
 }
 
 # public names TF does not have (or has elsewhere): what each is for
@@ -48,6 +49,9 @@ TAPELAB_ONLY = {
     ("tapelab.keras.metrics", "accuracy"): "the fraction of argmax predictions that match the labels (Keras 2 had it)",
     ("tapelab.keras.metrics", "evaluate_accuracy"): "a model's accuracy on a dataset, in batches (the lessons use it)",
     ("tapelab.keras.losses", "mean_squared_error"): "Keras 2's name for MSE (Keras 3: keras.losses.MSE)",
+    ("tapelab.keras.callbacks", "LiveLossPlot"): "fit(plot=True)'s live plot of the loss, as a callback",
+    ("tapelab.keras.callbacks", "LiveFlowPlot"): "fit(flow=True)'s live plot of each layer's gradient norm, as a "
+                                                 "callback",
 }
 
 # names TF has whose arguments tapelab spells differently: why

@@ -43,8 +43,8 @@ class Callback:
     """The base class: every hook does nothing until a subclass overrides it (see the module's docstring)."""
 
     def __init__(self):
+        self.params = None
         self.model = None
-        self.params = {}
 
     def set_model(self, model):
         self.model = model
@@ -66,11 +66,11 @@ class Callback:
 
     def on_train_batch_begin(self, batch, logs=None):
         """Called before each training step (``batch`` counts from 0 in each epoch)."""
-        self.on_batch_begin(batch, logs)  # (Keras's older name for it)
+        self.on_batch_begin(batch, logs=logs)  # (Keras's older name for it)
 
     def on_train_batch_end(self, batch, logs=None):
         """Called after each training step; ``logs`` hold the running metrics since the epoch began."""
-        self.on_batch_end(batch, logs)
+        self.on_batch_end(batch, logs=logs)
 
     def on_batch_begin(self, batch, logs=None):
         """Keras's older name for ``on_train_batch_begin`` (which calls it)."""
@@ -103,49 +103,157 @@ class Callback:
         """Called after each batch ``predict`` runs; ``logs["outputs"]`` is the batch's output."""
 
 
-class CallbackList:
-    """The callbacks of one ``fit``, ``evaluate`` or ``predict`` call, with the ones Keras adds (a History, a
-    ProgbarLogger): ``callbacks("on_epoch_end", epoch, logs)`` calls that hook of each, in order."""
+class CallbackList(Callback):
+    """The callbacks of one ``fit``, ``evaluate`` or ``predict`` call, as one callback: each hook calls that hook
+    of every callback in turn. ``add_history``/``add_progbar`` add a :class:`History` and a
+    :class:`ProgbarLogger` (unless one is given); ``params`` (``verbose``, ``epochs``, ``steps``) are handed to
+    every callback. Each hook gets one ``logs`` dict, shared by the callbacks, its keys sorted and its numbers
+    Python floats (``{}`` when there are none), as in Keras."""
 
-    def __init__(self, callbacks, model, params, what, history=False, progbar=False, extra=()):
-        callbacks = list(callbacks or [])
-        for c in callbacks:
-            _check_callback(c, model, what)
-        if history and not any(isinstance(c, History) for c in callbacks):
-            callbacks.append(History())
-        if progbar and not any(isinstance(c, ProgbarLogger) for c in callbacks):
-            callbacks.append(ProgbarLogger())
-        self.callbacks = callbacks + list(extra)
+    def __init__(self, callbacks=None, add_history=False, add_progbar=False, model=None, **params):
+        super().__init__()
+        self.callbacks = _as_callbacks(callbacks, model)
+        self._history = next((c for c in self.callbacks if isinstance(c, History)), None)
+        self._progbar = next((c for c in self.callbacks if isinstance(c, ProgbarLogger)), None)
+        if self._history is None and add_history:
+            self._history = History()
+            self.callbacks.append(self._history)
+        if self._progbar is None and add_progbar:
+            self._progbar = ProgbarLogger()
+            self.callbacks.append(self._progbar)
+        self.set_model(model)
+        self.set_params(params)
+
+    def append(self, callback):
+        """Add one more callback (fit's live plots), given the list's model and params."""
+        _check_callback(callback, self.model)
+        self.callbacks.append(callback)
+        callback.set_model(self.model)
+        if self.params:
+            callback.set_params(self.params)
+
+    def set_model(self, model):
+        if model is None:
+            return
+        super().set_model(model)
+        if self._history is not None:
+            model.history = self._history
         for c in self.callbacks:
             c.set_model(model)
-            c.set_params(params)
-        self.history = next((c for c in self.callbacks if isinstance(c, History)), None)
-        if self.history is not None:
-            model.history = self.history
 
-    def __call__(self, hook, *args):
+    def set_params(self, params):
+        self.params = params
+        if params:
+            for c in self.callbacks:
+                c.set_params(params)
+
+    def _call(self, hook, args, logs, keyword=False):
+        logs = _plain_logs(logs)
         for c in self.callbacks:
             try:
-                getattr(c, hook)(*args)
+                if keyword:
+                    getattr(c, hook)(*args, logs=logs)
+                else:
+                    getattr(c, hook)(*args, logs)
             except Exception as e:
-                e.add_note(spell(f"(raised in {type(c).__name__}.{hook}, a callback's hook. The training loop stops "
-                                 "with it: fix the hook, or end training on purpose with self.model.stop_training "
-                                 "= True.)"))
+                if isinstance(c, CallbackList):
+                    raise  # (the inner list has said which callback)
+                e.add_note(spell(f"(raised in {type(c).__name__}.{hook}({', '.join(map(repr, args))}), a callback's "
+                                 "hook: the loop stopped with it. Fix the hook; to end training on purpose, set "
+                                 "self.model.stop_training = True in it instead.)"))
                 raise
 
+    def on_train_begin(self, logs=None):
+        self._call("on_train_begin", (), logs)
 
-def _check_callback(c, model, what):
+    def on_train_end(self, logs=None):
+        self._call("on_train_end", (), logs)
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._call("on_epoch_begin", (epoch,), logs)
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._call("on_epoch_end", (epoch,), logs)
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._call("on_train_batch_begin", (batch,), logs, keyword=True)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._call("on_train_batch_end", (batch,), logs, keyword=True)
+
+    def on_batch_begin(self, batch, logs=None):
+        self._call("on_batch_begin", (batch,), logs, keyword=True)
+
+    def on_batch_end(self, batch, logs=None):
+        self._call("on_batch_end", (batch,), logs, keyword=True)
+
+    def on_test_begin(self, logs=None):
+        self._call("on_test_begin", (), logs)
+
+    def on_test_end(self, logs=None):
+        self._call("on_test_end", (), logs)
+
+    def on_test_batch_begin(self, batch, logs=None):
+        self._call("on_test_batch_begin", (batch,), logs, keyword=True)
+
+    def on_test_batch_end(self, batch, logs=None):
+        self._call("on_test_batch_end", (batch,), logs, keyword=True)
+
+    def on_predict_begin(self, logs=None):
+        self._call("on_predict_begin", (), logs)
+
+    def on_predict_end(self, logs=None):
+        self._call("on_predict_end", (), logs)
+
+    def on_predict_batch_begin(self, batch, logs=None):
+        self._call("on_predict_batch_begin", (batch,), logs, keyword=True)
+
+    def on_predict_batch_end(self, batch, logs=None):
+        self._call("on_predict_batch_end", (batch,), logs, keyword=True)
+
+
+def _plain_logs(logs):
+    """A new dict of ``logs``, keys sorted, numbers (numpy's, 0-d tensors) as Python floats; ``{}`` for None."""
+    out = {}
+    for key, value in sorted((logs or {}).items()):
+        if isinstance(value, dict):
+            out.update(_plain_logs(value))
+            continue
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            pass
+        out[key] = value
+    return out
+
+
+def _as_callbacks(callbacks, model, what=None):
+    """``callbacks=`` as a list of Callback objects (one Callback, a list or a tuple of them; lists nested)."""
+    if callbacks is None:
+        return []
+    if isinstance(callbacks, (list, tuple)):
+        out = [c for item in callbacks for c in _as_callbacks(item, model, what)]
+        return out
+    _check_callback(callbacks, model, what)
+    return [callbacks]
+
+
+def _check_callback(c, model, what=None):
+    """Keras's errors for what is not a Callback (its AttributeError, or a TypeError for a class), saying what to
+    give instead."""
     if isinstance(c, Callback):
         return
+    where = f"{getattr(model, 'name', 'model')}.{what}" if what else getattr(model, "name", "CallbackList")
     if isinstance(c, type) and issubclass(c, Callback):
-        hint = f"an instance, {c.__name__}(...), not the class itself"
-    elif callable(c):
-        hint = "a Callback object; to call a function at a point of the loop, wrap it: " \
-               "tl.keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: ...)"
+        raise TypeError(spell(f"{where}: callbacks= takes Callback objects, got the class {c.__name__} itself. Give "
+                              f"an instance: {c.__name__}(...), e.g. callbacks=[{c.__name__}()]."))
+    if callable(c):
+        hint = ("a Callback object; to call a function at a point of the loop, wrap it: "
+                "tl.keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: ...)")
     else:
-        hint = "a list of Callback objects, e.g. [tl.keras.callbacks.EarlyStopping(patience=2)]"
-    raise TypeError(spell(f"{model.name}.{what}: callbacks= takes Callback objects, got {type(c).__name__} "
-                          f"{c!r}. Give {hint}."))
+        hint = "a list of Callback objects, e.g. callbacks=[tl.keras.callbacks.EarlyStopping(patience=2)]"
+    raise AttributeError(spell(f"{where}: callbacks= takes Callback objects, got {type(c).__name__} {c!r}, which "
+                               f"has no set_model or hooks. Give {hint}."))
 
 
 # --- what fit adds ---------------------------------------------------------------------------------------------
@@ -169,6 +277,7 @@ class History(Callback):
         self.epoch.append(epoch)
         for name, value in (logs or {}).items():
             self.history.setdefault(name, []).append(value)
+        self.model.history = self
 
     def __repr__(self):
         last = ", ".join(f"{k}={v[-1]:.4f}" for k, v in self.history.items())
@@ -190,7 +299,7 @@ class ProgbarLogger(Callback):
         self.in_fit = False
 
     def on_epoch_begin(self, epoch, logs=None):
-        self._open(f"Epoch {epoch + 1}/{self.params.get('epochs', 1)}")
+        self._open(f"Epoch {epoch + 1}/{(self.params or {}).get('epochs', 1)}")
 
     def on_train_batch_end(self, batch, logs=None):
         self._advance(logs)
@@ -198,7 +307,7 @@ class ProgbarLogger(Callback):
     def on_epoch_end(self, epoch, logs=None):
         self._close()
         if self._verbose() == 2:
-            print(f"Epoch {epoch + 1}/{self.params.get('epochs', 1)} - {line(logs)}")
+            print(f"Epoch {epoch + 1}/{(self.params or {}).get('epochs', 1)} - {line(logs)}")
 
     def on_test_begin(self, logs=None):
         if not self.in_fit:
@@ -227,7 +336,7 @@ class ProgbarLogger(Callback):
         self._close()
 
     def _verbose(self):
-        verbose = self.params.get("verbose", 1)
+        verbose = (self.params or {}).get("verbose", 1)
         return 1 if verbose in ("auto", True) else verbose
 
     def _open(self, desc):
@@ -236,7 +345,7 @@ class ProgbarLogger(Callback):
         if self._verbose() == 1:
             from tapelab.lessons.plots import progress
 
-            self.bar = progress(desc=desc, total=self.params.get("steps"), unit="step")
+            self.bar = progress(desc=desc, total=(self.params or {}).get("steps"), unit="step")
 
     def _advance(self, logs):
         self.seen += 1
@@ -367,19 +476,25 @@ class TerminateOnNaN(Callback):
 class _Monitor(Callback):
     """What EarlyStopping, ReduceLROnPlateau and ModelCheckpoint share: one logged quantity (``monitor``), and
     whether a value improves on the best so far by more than ``min_delta`` (smaller for a loss, larger for an
-    accuracy; ``mode`` "min" or "max" says which for other names)."""
+    accuracy; ``mode`` "min" or "max" says which for other names). As Keras's, the direction is settled at the
+    first epoch's end, from ``mode`` or the model's metrics (a ValueError if neither tells)."""
 
     def __init__(self, monitor="val_loss", mode="auto", baseline=None, min_delta=0):
         super().__init__()
         if mode not in ("auto", "min", "max"):
-            warnings.warn(f"{type(self).__name__} mode '{mode}' is unknown, fallback to auto mode.", stacklevel=3)
+            warnings.warn(f"{type(self).__name__} mode '{mode}' is unknown, fallback to auto mode. (mode is 'min' "
+                          "for a quantity that should fall, 'max' for one that should rise, or 'auto'.)",
+                          stacklevel=3)
             mode = "auto"
         self.monitor, self.mode, self.best, self.min_delta = monitor, mode, baseline, abs(min_delta)
-        self.larger = None  # True: larger is better (set when first needed, from the model's metrics)
+        self.larger = None  # True: larger is better (settled at the first epoch's end, from the model's metrics)
 
-    def _improves(self, value, reference):
+    def _settle_direction(self):
         if self.larger is None:
             self.larger = self._larger_is_better()
+
+    def _improves(self, value, reference):
+        self._settle_direction()
         if reference is None:
             return True
         return value - self.min_delta > reference if self.larger else value + self.min_delta < reference
@@ -393,17 +508,22 @@ class _Monitor(Callback):
             return False
         if directions.get(name) == "up":
             return True
+        known = ", ".join(sorted({"loss", *(n for n, d in directions.items() if d)}))
         raise ValueError(spell(
             f"{type(self).__name__} callback received monitor={self.monitor}, but it cannot tell whether that "
-            "metric should be maximized or minimized. Pass mode='max' to monitor the highest value, or mode='min' "
-            "for the lowest."))
+            f"quantity should be maximized or minimized (it knows which way is better for: {known}, and their "
+            "val_ names). Pass mode='max' to monitor the highest value, or mode='min' for the lowest; or check the "
+            "name's spelling."))
 
-    def _value(self, logs, doing):
-        value = (logs or {}).get(self.monitor)
-        if value is None:
-            warnings.warn(spell(f"{doing} conditioned on metric `{self.monitor}` which is not available. Available "
-                                f"metrics are: {','.join(logs or {})}"), stacklevel=3)
-        return value
+    def _missing(self, what, logs, end=""):
+        """Keras's warning for a monitor that is not in ``logs``, and what to do about it."""
+        names = list(logs or {})
+        hint = " Pass monitor= one of those names." if names else ""
+        if self.monitor.startswith("val_") and not any(n.startswith("val_") for n in names):
+            hint = f" The val_ names come from validation data: fit(..., validation_data=(x_val, y_val)), or " \
+                   f"monitor='{self.monitor.removeprefix('val_')}'."
+        warnings.warn(f"{what} `{self.monitor}` which is not available. Available metrics are: "
+                      f"{','.join(names)}{end}{hint}", stacklevel=3)
 
 
 class EarlyStopping(_Monitor):
@@ -421,7 +541,10 @@ class EarlyStopping(_Monitor):
         self.wait, self.stopped_epoch, self.best, self.best_weights, self.best_epoch = 0, 0, None, None, 0
 
     def on_epoch_end(self, epoch, logs=None):
-        current = self._value(logs, "Early stopping")
+        self._settle_direction()
+        current = (logs or {}).get(self.monitor)
+        if current is None:
+            self._missing("Early stopping conditioned on metric", logs)
         if current is None or epoch < self.start_from_epoch:
             return
         if self.restore_best_weights and self.best_weights is None:
@@ -455,7 +578,9 @@ class ReduceLROnPlateau(_Monitor):
                  cooldown=0, min_lr=0.0, **kwargs):
         super().__init__(monitor, mode, min_delta=min_delta)
         if factor >= 1.0:
-            raise ValueError(f"ReduceLROnPlateau does not support a factor >= 1.0. Received factor={factor}")
+            raise ValueError(f"ReduceLROnPlateau does not support a factor >= 1.0. Received factor={factor}. The "
+                             "learning rate is multiplied by factor to reduce it: give a number between 0 and 1, "
+                             "e.g. factor=0.5 halves it.")
         self.factor, self.patience, self.verbose = factor, patience, verbose
         self.cooldown, self.min_lr = cooldown, min_lr
         self.wait = self.cooldown_counter = 0
@@ -463,27 +588,37 @@ class ReduceLROnPlateau(_Monitor):
     def on_train_begin(self, logs=None):
         self.best, self.wait, self.cooldown_counter = None, 0, 0
 
+    def in_cooldown(self):
+        return self.cooldown_counter > 0
+
     def on_epoch_end(self, epoch, logs=None):
+        self._settle_direction()
+        logs = {} if logs is None else logs
         optimizer = self.model.optimizer
-        if logs is not None:
-            logs["learning_rate"] = float(optimizer.learning_rate)
-        current = self._value(logs, "Learning rate reduction")
+        logs["learning_rate"] = _float32(optimizer.learning_rate)
+        current = logs.get(self.monitor)
         if current is None:
+            self._missing("Learning rate reduction is conditioned on metric", logs, end=".")
             return
-        if self.cooldown_counter > 0:
+        if self.in_cooldown():
             self.cooldown_counter -= 1
             self.wait = 0
         if self._improves(current, self.best):
             self.best, self.wait = current, 0
-        elif self.cooldown_counter == 0:
+        elif not self.in_cooldown():
             self.wait += 1
-            old = float(optimizer.learning_rate)
-            if self.wait >= self.patience and old > np.float32(self.min_lr):
+            old = _float32(optimizer.learning_rate)
+            if self.wait >= self.patience and np.float32(old) > np.float32(self.min_lr):  # (Keras's float32 rate)
                 new = max(old * self.factor, self.min_lr)
                 optimizer.learning_rate = new
                 if self.verbose > 0:
                     print(f"\nEpoch {epoch + 1}: ReduceLROnPlateau reducing learning rate to {new}.")
                 self.cooldown_counter, self.wait = self.cooldown, 0
+
+
+def _float32(value):
+    """A learning rate as Keras reads it back from its float32 variable (0.1 -> 0.10000000149011612)."""
+    return float(np.float32(value))
 
 
 class LearningRateScheduler(Callback):
@@ -497,19 +632,20 @@ class LearningRateScheduler(Callback):
     def on_epoch_begin(self, epoch, logs=None):
         optimizer = self.model.optimizer
         try:
-            lr = self.schedule(epoch, float(optimizer.learning_rate))
+            lr = self.schedule(epoch, _float32(optimizer.learning_rate))
         except TypeError:  # (Keras's older one-argument schedules)
             lr = self.schedule(epoch)
-        if not isinstance(lr, (float, np.floating)):  # (as Keras: numpy's float32 and float64 too)
-            raise ValueError(f"The output of the `schedule` function should be a float. Got: {lr!r} (return e.g. "
-                             "lr * 0.9 or float(...)).")
+        if not isinstance(lr, (float, np.float32, np.float64)):  # (as Keras: numpy's float32 and float64 too)
+            raise ValueError(f"The output of the `schedule` function should be a float. Got: {lr!r} "
+                             f"({type(lr).__name__}, not float). LearningRateScheduler's schedule(epoch, lr) returns "
+                             "the epoch's learning rate: return e.g. lr * 0.9, 0.1 (not 1), or float(...).")
         optimizer.learning_rate = float(lr)
         if self.verbose > 0:
             print(f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate to {lr}.")
 
     def on_epoch_end(self, epoch, logs=None):
         if logs is not None:
-            logs["learning_rate"] = float(self.model.optimizer.learning_rate)
+            logs["learning_rate"] = _float32(self.model.optimizer.learning_rate)
 
 
 class CSVLogger(Callback):
@@ -559,15 +695,21 @@ class ModelCheckpoint(_Monitor):
         self.filepath, self.verbose = os.fspath(filepath), verbose
         self.save_best_only, self.save_weights_only, self.save_freq = save_best_only, save_weights_only, save_freq
         if save_freq != "epoch" and not isinstance(save_freq, int):
-            raise ValueError(f"Unrecognized save_freq: {save_freq}. Expected save_freq are 'epoch' or integer values")
+            raise ValueError(f"Unrecognized save_freq: {save_freq}. Expected save_freq are 'epoch' or integer values "
+                             "(save_freq=100: every 100 batches).")
+        if save_weights_only and not self.filepath.endswith(".weights.h5"):
+            raise ValueError(f"When using `save_weights_only=True` in `ModelCheckpoint`, the filepath provided must "
+                             f"end in `.weights.h5` (Keras weights format). Received: filepath={self.filepath}. "
+                             f"Name the file e.g. '{_weights_path(self.filepath)}'.")
+        if not save_weights_only and not self.filepath.endswith((".keras", ".h5")):
+            raise ValueError(f"The filepath provided must end in `.keras` (Keras model format). Received: "
+                             f"filepath={self.filepath}. tapelab saves weights: ModelCheckpoint("
+                             f"'{_weights_path(self.filepath)}', save_weights_only=True).")
         if not save_weights_only:
             raise UnsupportedError(
                 "ModelCheckpoint(save_weights_only=False) (whole-model .keras files)",
                 f"save the weights: ModelCheckpoint('{_weights_path(self.filepath)}', save_weights_only=True), "
                 "and model.load_weights(...) them later.")
-        if not self.filepath.endswith(".weights.h5"):
-            raise ValueError(f"When using `save_weights_only=True` in `ModelCheckpoint`, the filepath provided must "
-                             f"end in `.weights.h5` (Keras weights format). Received: filepath={self.filepath}")
         self.epoch, self.seen = 0, 0
 
     def on_epoch_begin(self, epoch, logs=None):
@@ -581,19 +723,27 @@ class ModelCheckpoint(_Monitor):
                 self._save(self.epoch, batch, logs)
 
     def on_epoch_end(self, epoch, logs=None):
+        self._settle_direction()
         if self.save_freq == "epoch":
             self._save(epoch, None, logs)
 
     def _save(self, epoch, batch, logs):
         logs = logs or {}
         try:
-            path = self.filepath.format(epoch=epoch + 1, **logs) if batch is None else \
+            path = self.filepath.format(epoch=epoch + 1, **logs) if batch is None or "batch" in logs else \
                 self.filepath.format(epoch=epoch + 1, batch=batch + 1, **logs)
         except KeyError as e:
-            raise KeyError(f'Failed to format this callback filepath: "{self.filepath}". Reason: {e}') from None
+            names = ", ".join(["epoch"] + ([] if batch is None else ["batch"]) + list(logs))
+            raise KeyError(f'Failed to format this callback filepath: "{self.filepath}". Reason: {e} is not a name '
+                           f"of this epoch's logs. ModelCheckpoint fills in {{...}} from: {names} (val_ names need "
+                           "validation_data= in fit).") from None
         if self.save_best_only:
-            current = self._value(logs, "Saving the best model")
-            if current is not None:
+            current = logs.get(self.monitor)
+            if current is None:
+                warnings.warn(f"Can save best model only with {self.monitor} available. (The logs hold "
+                              f"{', '.join(logs) or 'nothing'}; saving every epoch. Pass monitor= one of those, "
+                              "or validation_data= to fit for the val_ names.)", stacklevel=3)
+            else:
                 best = "None" if self.best is None else f"{self.best:.5f}"
                 if not self._improves(current, self.best):
                     if self.verbose > 0:
@@ -608,13 +758,16 @@ class ModelCheckpoint(_Monitor):
         if os.path.dirname(path):
             os.makedirs(os.path.dirname(path), exist_ok=True)
         self.model.save_weights(path)
+        if self.verbose > 0:
+            print(f"\nEpoch {epoch + 1}: finished saving model to {path}")
 
 
 def _weights_path(path):
-    for suffix in (".keras", ".h5"):
-        if path.endswith(suffix):
-            return path[: -len(suffix)] + ".weights.h5"
-    return path + ".weights.h5"
+    """``path`` renamed to end in ``.weights.h5``: ``model.keras`` -> ``model.weights.h5``."""
+    if path.endswith(".weights.h5"):
+        return path
+    root, ext = os.path.splitext(path)
+    return (root if ext and "{" not in ext else path) + ".weights.h5"
 
 
 _TENSORBOARD = "watch training in the notebook: fit(plot=True) draws the loss live; CSVLogger writes it to a file."

@@ -155,39 +155,40 @@ class Model(Layer):
             x, y, validation_data = _split(self.name, x, y, validation_split)
         batches = _batches(self.name, "fit", x, y, batch_size, shuffle, seed)
         stream = _endless(batches) if steps_per_epoch else None
-        params = {"verbose": verbose, "epochs": epochs, "steps": steps_per_epoch or _length(batches)}
-        plots = ([callbacks_module.LiveLossPlot()] if plot else []) + _flow_plots(self.name, flow)
-        callbacks = callbacks_module.CallbackList(callbacks, self, params, "fit", history=True,
-                                                  progbar=verbose != 0, extra=plots)
+        callbacks = _callback_list(self, "fit", callbacks, add_history=True, add_progbar=verbose != 0,
+                                   verbose=verbose, epochs=epochs, steps=steps_per_epoch or _length(batches))
+        for live in ([callbacks_module.LiveLossPlot()] if plot else []) + _flow_plots(self.name, flow):
+            callbacks.append(live)
         if validation_data is not None:
             val_x, val_y = _as_pair(validation_data)
             val_batches = _batches(self.name, "fit", val_x, val_y, None if _is_dataset(val_x) else batch_size, False,
                                    None)
         self.stop_training = False
-        callbacks("on_train_begin", None)
-        logs = None
+        callbacks.on_train_begin()
+        training_logs = None
         for epoch in range(initial_epoch, epochs):
             for metric in self.metrics:
                 metric.reset_state()
-            callbacks("on_epoch_begin", epoch, None)
+            callbacks.on_epoch_begin(epoch)
             step_logs = None
             for step, data in enumerate(batches if stream is None else itertools.islice(stream, steps_per_epoch)):
-                callbacks("on_train_batch_begin", step, None)
+                callbacks.on_train_batch_begin(step)
                 step_logs = self.train_step(data)
-                callbacks("on_train_batch_end", step, step_logs)
+                callbacks.on_train_batch_end(step, step_logs)
                 if self.stop_training:
                     break
             if step_logs is None:
                 raise ValueError(f"{self.name}.fit: there are no batches to train on (x has 0 examples, or the "
                                  "Dataset yields nothing).")
-            logs = dict(step_logs)
+            epoch_logs = dict(step_logs)
             if validation_data is not None:
                 val_logs = self._evaluate(val_batches, callbacks)
-                logs.update({f"val_{name}": value for name, value in val_logs.items()})
-            callbacks("on_epoch_end", epoch, logs)
+                epoch_logs.update({f"val_{name}": value for name, value in val_logs.items()})
+            callbacks.on_epoch_end(epoch, epoch_logs)
+            training_logs = epoch_logs
             if self.stop_training:
                 break
-        callbacks("on_train_end", logs)
+        callbacks.on_train_end(training_logs)
         return self.history
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False, callbacks=None):
@@ -197,9 +198,8 @@ class Model(Layer):
         """
         self._check_compiled("evaluate")
         batches = _batches(self.name, "evaluate", x, y, batch_size, False, None)
-        params = {"verbose": verbose, "epochs": 1, "steps": _length(batches)}
-        logs = self._evaluate(batches, callbacks_module.CallbackList(callbacks, self, params, "evaluate",
-                                                                     progbar=verbose != 0))
+        logs = self._evaluate(batches, _callback_list(self, "evaluate", callbacks, add_progbar=verbose != 0,
+                                                      verbose=verbose, epochs=1, steps=_length(batches)))
         if return_dict:
             return logs
         values = [logs[m.name] for m in self.metrics]
@@ -209,31 +209,30 @@ class Model(Layer):
         """evaluate's loop (also fit's, on its validation data): test_step on each batch, the callbacks told."""
         for metric in self.metrics:
             metric.reset_state()
-        callbacks("on_test_begin", None)
+        callbacks.on_test_begin()
         logs = None
         for step, data in enumerate(batches):
-            callbacks("on_test_batch_begin", step, None)
+            callbacks.on_test_batch_begin(step)
             logs = self.test_step(data)
-            callbacks("on_test_batch_end", step, logs)
+            callbacks.on_test_batch_end(step, logs)
         if logs is None:
             raise ValueError(f"{self.name}.evaluate: there are no batches to evaluate (x has 0 examples, or the "
                              "Dataset yields nothing).")
-        callbacks("on_test_end", logs)
+        callbacks.on_test_end(logs)
         return logs
 
     def predict(self, x, batch_size=None, verbose="auto", callbacks=None):
         """The model's outputs on ``x`` (an array or a Dataset), ``batch_size`` rows at a time, as a numpy array."""
         batches = _batches(self.name, "predict", x, None, batch_size, False, None)
-        callbacks = callbacks_module.CallbackList(callbacks, self, {"verbose": verbose, "epochs": 1,
-                                                                    "steps": _length(batches)},
-                                                  "predict", progbar=verbose != 0)
-        callbacks("on_predict_begin", None)
+        callbacks = _callback_list(self, "predict", callbacks, add_progbar=verbose != 0, verbose=verbose, epochs=1,
+                                   steps=_length(batches))
+        callbacks.on_predict_begin()
         outputs = []
         for step, data in enumerate(batches):
-            callbacks("on_predict_batch_begin", step, None)
+            callbacks.on_predict_batch_begin(step)
             outputs.append(to_numpy(self(data[0] if isinstance(data, tuple) else data, training=False)))
-            callbacks("on_predict_batch_end", step, {"outputs": outputs[-1]})
-        callbacks("on_predict_end", None)
+            callbacks.on_predict_batch_end(step, {"outputs": outputs[-1]})
+        callbacks.on_predict_end()
         return np.concatenate(outputs) if outputs else np.zeros((0,), np.float32)
 
     def _check_compiled(self, what):
@@ -391,6 +390,15 @@ def _pair(name, what, data):
             f"{f' of {len(data)} items' if isinstance(data, (tuple, list)) else ''}. Make the Dataset from both: "
             "tl.data.Dataset.from_tensor_slices((x, y)).batch(32)."))
     return data
+
+
+def _callback_list(model, what, callbacks, add_history=False, add_progbar=False, **params):
+    """``callbacks=`` of fit, evaluate or predict as one CallbackList (Keras's: a CallbackList given is used as it
+    is), each checked to be a Callback with an error that names the model and the method."""
+    if isinstance(callbacks, callbacks_module.CallbackList):
+        return callbacks
+    callbacks = callbacks_module._as_callbacks(callbacks, model, what)
+    return callbacks_module.CallbackList(callbacks, add_history, add_progbar, model, **params)
 
 
 def _endless(batches):
