@@ -20,6 +20,8 @@ def pair(x, y, name="op"):
         x = convert_to_tensor(x)  # neither is a tensor: as in TF, the first operand decides the dtype
         return x, convert_to_tensor(y, dtype=x.dtype)
     except (TypeError, ValueError) as e:
+        if any(getattr(type(t), "_not_a_tensor", None) for t in (x, y)):
+            raise  # (its own message says what to do)
         kinds = " and ".join(f"{t.dtype.name} tensor {tuple(t.shape)}" if isinstance(t, Tensor) else type(t).__name__
                              for t in (x, y))
         raise TypeError(f"{name}: cannot use these operands ({kinds}): {e}") from None

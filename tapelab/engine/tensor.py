@@ -438,6 +438,9 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
                       f"{value.dtype.name}. Use tl.cast(x, tl.{dtypes.as_dtype(dtype).name}) to convert it.")
             )
         return value
+    why = getattr(type(value), "_not_a_tensor", None)  # (an object that can never be a tensor says why itself)
+    if why is not None:
+        raise ValueError(why)
     if dtype is None and dtype_hint is not None and not isinstance(value, (np.ndarray, np.generic)):
         dtype = dtype_hint
     if dtype is None:

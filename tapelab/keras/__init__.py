@@ -17,6 +17,7 @@ from tapelab.keras import (  # noqa: F401
     initializers,
     layers,
     losses,
+    merging,
     metrics,
     models,
     optimizers,
@@ -32,7 +33,9 @@ from tapelab.keras.optimizers import Optimizer  # noqa: F401
 
 layers.Sequential = Sequential  # tl.layers.Sequential, as before (models imports layers, so not the other way)
 layers.SimpleRNN, layers.GRU = recurrent.SimpleRNN, recurrent.GRU  # (recurrent builds on layers)
-layers.__all__ = sorted(layers.__all__ + recurrent.__all__)
+for _name in merging.__all__:  # (merge layers build on layers too)
+    setattr(layers, _name, getattr(merging, _name))
+layers.__all__ = sorted(layers.__all__ + recurrent.__all__ + merging.__all__)
 
 __all__ = ["Initializer", "Input", "Layer", "Loss", "Metric", "Model", "Optimizer", "Sequential", "activations",
            "backend", "callbacks", "datasets", "initializers", "layers", "losses", "metrics", "models", "optimizers",

@@ -28,7 +28,7 @@ from tapelab.engine.learner import spell
 from tapelab.engine.primitives import OPS
 from tapelab.engine.tape import run
 from tapelab.engine.tensor import Tensor, Variable, convert_to_tensor
-from tapelab.keras import activations, initializers
+from tapelab.keras import activations, initializers, symbolic
 from tapelab.keras.initializers import glorot_uniform  # noqa: F401  (tl.layers.glorot_uniform, as before)
 from tapelab.keras.naming import (
     clear_session,  # noqa: F401  (tl.layers.clear_session, as before)
@@ -101,9 +101,14 @@ class Layer(Module):
         raise NotImplementedError(f"{type(self).__name__} must implement call(inputs)")
 
     def __call__(self, inputs, *args, training=None, **kwargs):
-        if not isinstance(inputs, (Tensor, dict)) and not (
-                isinstance(inputs, (list, tuple)) and any(isinstance(i, Tensor) for i in inputs)):
-            inputs = convert_to_tensor(inputs)  # numbers, nested lists, numpy arrays
+        if not isinstance(inputs, Tensor):
+            if symbolic.is_symbolic(inputs, args, kwargs):  # keras.Input's tensors: a node of a functional graph
+                if training is not None:
+                    kwargs["training"] = training
+                return symbolic.call(self, (inputs, *args), kwargs, layer=self)
+            if not isinstance(inputs, dict) and not (
+                    isinstance(inputs, (list, tuple)) and any(isinstance(i, (Tensor, np.ndarray)) for i in inputs)):
+                inputs = convert_to_tensor(inputs)  # numbers, nested lists, numpy arrays
         if self.input_shape_declared is not None and isinstance(inputs, Tensor):
             self._check_declared_shape(inputs._value.shape)
         if not self.built:
@@ -125,6 +130,23 @@ class Layer(Module):
         if self.output_shape is None and isinstance(out, Tensor):  # (for summary(): the first call's, per example)
             self.output_shape = (None,) + out._value.shape[1:]
         return out
+
+    @property
+    def input(self):
+        """The KerasTensor(s) this layer was first called on in a functional graph (Keras's ``layer.input``)."""
+        return self._first_node("input").args[0] if not isinstance(self, InputLayer) else self.output
+
+    @property
+    def output(self):
+        """The KerasTensor(s) this layer made when first called in a functional graph (Keras's ``layer.output``)."""
+        return self._first_node("output").outputs
+
+    def _first_node(self, what):
+        node = self.__dict__.get("_node")  # (symbolic.call sets it)
+        if node is None:
+            raise AttributeError(f"The layer {self.name} has never been called and thus has no defined {what}. "
+                                 "Call it on a KerasTensor first, e.g. layer(tl.keras.Input(shape=(4,))).")
+        return node
 
     def _check_declared_shape(self, shape):
         declared = self.input_shape_declared
@@ -549,20 +571,28 @@ class BatchNormalization(Layer):
 
 
 class InputLayer(Layer):
-    """What ``keras.Input(shape=...)`` gives: the shape of one example, for a Sequential model to start from."""
+    """The layer behind ``keras.Input(shape=...)``: the shape of one example (a functional model's input, or where a
+    Sequential model starts); it passes its input on unchanged."""
 
     def __init__(self, shape=None, batch_size=None, dtype=None, name=None, **kwargs):
         if shape is None:
             raise ValueError("Input: give the shape of one example, e.g. tl.keras.Input(shape=(28, 28))")
-        super().__init__(name=name, dtype=dtype or dtypes.float32, input_shape=tuple(shape), **kwargs)
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        super().__init__(name=name, dtype=dtype or dtypes.float32, input_shape=shape, **kwargs)
+        self.batch_size = batch_size
+        self.output_shape = (batch_size,) + shape
 
     def call(self, inputs):
         return inputs
 
 
 def Input(shape=None, batch_size=None, dtype=None, name=None, **kwargs):  # noqa: N802 - Keras's name
-    """The shape of one example, as the first entry of a Sequential model: ``Sequential([Input((28, 28)), ...])``."""
-    return InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, name=name, **kwargs)
+    """A symbolic tensor for one input of a model: ``Input(shape=(784,))`` stands for a batch of examples of that
+    shape (:class:`~tapelab.keras.symbolic.KerasTensor`). Call layers on it and give both ends to
+    ``tl.keras.Model(inputs, outputs)`` (the functional API), or start a Sequential model with it:
+    ``Sequential([Input((28, 28)), ...])``."""
+    layer = InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, name=name, **kwargs)
+    return symbolic.input_tensor(layer, layer.input_shape_declared, batch_size, layer.dtype, name)
 
 
 __all__ = ["AveragePooling2D", "AvgPool2D", "BatchNormalization", "Conv2D", "Dense", "Dropout", "Flatten", "Input",

@@ -279,6 +279,64 @@ _BY_NAME = {"mse": MeanSquaredError, "mean_squared_error": MeanSquaredError,
             "categorical_crossentropy": CategoricalCrossentropy, "binary_crossentropy": BinaryCrossentropy}
 
 
+def output_of(structure, names, k, who):
+    """Output ``k``'s part of ``structure`` (labels or predictions of a model with the outputs ``names``): a dict's
+    entry under ``names[k]``, a list's ``k``-th item."""
+    if isinstance(structure, dict):
+        if names[k] not in structure:
+            raise ValueError(spell(f"{who}: no entry {names[k]!r} among {sorted(structure)}; the model's outputs are "
+                                   f"{names}: give one entry per output."))
+        return structure[names[k]]
+    if isinstance(structure, (list, tuple)) and len(structure) == len(names):
+        return structure[k]
+    got = f"{len(structure)} items" if isinstance(structure, (list, tuple)) else f"one {type(structure).__name__}"
+    raise ValueError(spell(f"{who}: the model has {len(names)} outputs ({', '.join(names)}) but got {got}; give a "
+                           "list with one item per output, in order, or a dict keyed by the outputs' names."))
+
+
+class OutputLosses(Loss):
+    """The loss of a model with several outputs (``names``): ``sum_k weight_k * loss_k(y[k], y_pred[k])``.
+    ``losses`` is one loss for every output, or one per output (a list in order, or a dict by name; None: that
+    output is not trained); ``weights`` likewise (default 1). ``parts`` holds the last call's loss per output, by
+    name: ``fit`` logs them as ``<name>_loss``, as Keras does."""
+
+    def __init__(self, names, losses, weights=None):
+        super().__init__(name="loss")
+        self.names = list(names)
+        self.losses = self._per_output(losses, "loss", get)
+        self.weights = self._per_output(1.0 if weights is None else weights, "loss_weights", float)
+        self.parts = {}
+
+    def _per_output(self, given, what, make):
+        names = self.names
+        if isinstance(given, dict):
+            unknown = sorted(set(given) - set(names))
+            if unknown:
+                raise ValueError(spell(f"compile: {what}= names {', '.join(map(repr, unknown))}, which the model "
+                                       f"does not have; its outputs are {names}."))
+            return [None if given.get(n) is None else make(given[n]) for n in names]
+        if isinstance(given, (list, tuple)):
+            if len(given) != len(names):
+                raise ValueError(spell(f"compile: {what}= has {len(given)} items for a model of {len(names)} "
+                                       f"outputs ({', '.join(names)}); give one per output, or a dict by name."))
+            return [None if g is None else make(g) for g in given]
+        return [make(given)] * len(names)
+
+    def call(self, y_true, y_pred):
+        self.parts, total = {}, None
+        for k, (name, loss, weight) in enumerate(zip(self.names, self.losses, self.weights)):
+            if loss is None:
+                continue
+            part = loss(output_of(y_true, self.names, k, "loss: y"), output_of(y_pred, self.names, k, "loss: y_pred"))
+            self.parts[name] = part
+            part = part if weight == 1.0 else tmath.multiply(part, weight)
+            total = part if total is None else tmath.add(total, part)
+        return total
+
+    def __call__(self, y_true, y_pred):
+        return self.call(y_true, y_pred)
+
+
 def get(identifier):
     """A loss from a name (``"sparse_categorical_crossentropy"``, ``"mse"``, ...), a Loss, or a function
     ``f(y_true, y_pred)``."""

@@ -14,6 +14,7 @@ import numpy as np
 
 from tapelab.engine.errors import InvalidArgumentError
 from tapelab.engine.function import _python_node_or_none
+from tapelab.engine.learner import spell
 from tapelab.engine.tensor import Tensor, to_numpy
 from tapelab.module import snake_case
 
@@ -275,6 +276,49 @@ class _AutoAccuracy(Metric):
 
     def _result(self):
         return self._chosen._result() if self._chosen is not None else super()._result()
+
+
+class OnOutput(Metric):
+    """``metric`` on output ``k`` of a model with the outputs ``names`` (``compile(metrics={"out": [...]})``), named
+    ``<output>_<metric>`` as Keras logs it."""
+
+    def __init__(self, metric, names, k):
+        self.metric, self.names, self.k = metric, names, k
+        self._direction = metric._direction
+        super().__init__(name=f"{names[k]}_{metric.name}")
+
+    def _reset(self):
+        if "metric" in self.__dict__:
+            self.metric.reset_state()
+
+    def _update(self, y_true, y_pred, sample_weight=None):
+        from tapelab.keras.losses import output_of
+
+        self.metric.update_state(output_of(y_true, self.names, self.k, self.name),
+                                 output_of(y_pred, self.names, self.k, self.name))
+
+    def _result(self):
+        return self.metric.result()
+
+
+def per_output(metrics, names):
+    """``compile(metrics=...)`` for a model with several outputs: a dict by output name, or a list with one list per
+    output (or None), each metric on its output (:class:`OnOutput`)."""
+    if isinstance(metrics, dict):
+        unknown = sorted(set(metrics) - set(names))
+        if unknown:
+            raise ValueError(spell(f"compile: metrics= names {', '.join(map(repr, unknown))}, which the model does not "
+                                   f"have; its outputs are {names}."))
+        chosen = [metrics.get(n) for n in names]
+    elif isinstance(metrics, (list, tuple)) and len(metrics) == len(names) and all(
+            m is None or isinstance(m, (list, tuple)) for m in metrics):
+        chosen = list(metrics)
+    else:
+        raise ValueError(spell(f"compile: the model has {len(names)} outputs ({', '.join(names)}), so say which "
+                               "output each metric is for: metrics={name: [...]}, or a list of one list per output, "
+                               "e.g. metrics=[[], ['accuracy']]."))
+    return [OnOutput(get(m), names, k) for k, ms in enumerate(chosen)
+            for m in ([] if ms is None else ms if isinstance(ms, (list, tuple)) else [ms])]
 
 
 def get(identifier):

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
+from tapelab.engine import nest
 from tapelab.engine.errors import Unsupported, UnsupportedError
 from tapelab.engine.learner import spell
-from tapelab.engine.recording import state as _state
 from tapelab.engine.tape import GradientTape
 from tapelab.engine.tensor import Tensor, to_numpy
 from tapelab.keras import callbacks as callbacks_module
@@ -30,6 +30,7 @@ from tapelab.keras import optimizers as optimizers_module
 from tapelab.keras.callbacks import History  # noqa: F401 (also models.History, as before)
 from tapelab.keras.layers import InputLayer, Layer
 from tapelab.keras.naming import each_once, keras_name
+from tapelab.keras.symbolic import KerasTensor, unrecorded
 
 
 class Model(Layer):
@@ -53,11 +54,17 @@ class Model(Layer):
     picture groups them layer by layer.
     """
 
+    def __new__(cls, *args, **kwargs):
+        if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):  # Model(inputs, outputs): Keras's
+            from tapelab.keras.functional import Functional  # functional API (functional.py builds on this module)
+
+            return super().__new__(Functional)
+        return super().__new__(cls)
+
     def __init__(self, *args, **kwargs):
-        if args or "inputs" in kwargs or "outputs" in kwargs:
-            raise NotImplementedError(
-                "Model(inputs, outputs): Keras's functional API is not part of tapelab. Subclass tl.keras.Model "
-                "(layers in __init__, the computation in call) or use tl.keras.Sequential([...]).")
+        if args:
+            raise TypeError(spell(f"{type(self).__name__}() takes keyword arguments only (name=...), got "
+                                  f"{len(args)} positional. Model(inputs, outputs) makes a functional model."))
         super().__init__(**kwargs)
         self.optimizer = self.loss = None
         self.compiled_metrics = []
@@ -85,23 +92,45 @@ class Model(Layer):
         return _NO_SCOPE
 
     # --- compile / fit / evaluate / predict ------------------------------------------------------------------
-    def compile(self, optimizer="rmsprop", loss=None, metrics=None, run_eagerly=None, jit_compile=None, **kwargs):
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None, run_eagerly=None,
+                jit_compile=None, **kwargs):
         """Choose the optimizer, the loss and the metrics ``fit`` reports (names such as ``"adam"``,
         ``"sparse_categorical_crossentropy"``, ``"accuracy"``, or objects). Every step runs eagerly on the tape
-        (``run_eagerly`` and ``jit_compile`` are accepted for Keras's sake)."""
+        (``run_eagerly`` and ``jit_compile`` are accepted for Keras's sake).
+
+        A functional model with several outputs takes one loss for all, or one per output (a list in order, or a
+        dict by output name), ``loss_weights`` likewise, and metrics per output (``{"out": ["accuracy"]}``); the
+        loss trained is the weighted sum, and ``fit`` logs each output's as ``<output>_loss``."""
         if kwargs:
             raise TypeError(f"{self.name}.compile: unexpected keyword argument(s) {', '.join(sorted(kwargs))}")
         if loss is None:
             raise ValueError(spell(f"{self.name}.compile: give a loss, e.g. loss='sparse_categorical_crossentropy' "
                                    "or loss=tl.keras.losses.SparseCategoricalCrossentropy(from_logits=True)"))
         self.optimizer = optimizers_module.get(optimizer)
+        names = self.output_names
+        if len(names) > 1:
+            self.loss = losses_module.OutputLosses(names, loss, loss_weights)
+            self.compiled_metrics = [] if metrics is None else metrics_module.per_output(metrics, names)
+            self._output_losses = {name: metrics_module.Mean(name=f"{name}_loss") for name in names}
+            return
+        if isinstance(loss, (list, dict)) or loss_weights is not None:
+            raise ValueError(spell(f"{self.name}.compile: loss= is a {type(loss).__name__} (or loss_weights= is "
+                                   "given), which is for a functional model of several outputs; this model has one "
+                                   "output: give one loss."))
         self.loss = losses_module.get(loss)
         self.compiled_metrics = [metrics_module.get(m) for m in _as_list(metrics)]
+        self._output_losses = {}
+
+    @property
+    def output_names(self):
+        """The names of the model's outputs (a functional model's; one output: ``[name]``)."""
+        return [self.name]
 
     @property
     def metrics(self):
-        """The running metrics of ``fit`` and ``evaluate``: the loss's mean first, then the compiled ones."""
-        return [self._loss_tracker] + self.compiled_metrics
+        """The running metrics of ``fit`` and ``evaluate``: the loss's mean first, then each output's loss (several
+        outputs), then the compiled ones."""
+        return [self._loss_tracker, *self.__dict__.get("_output_losses", {}).values()] + self.compiled_metrics
 
     @property
     def metrics_names(self):
@@ -129,7 +158,10 @@ class Model(Layer):
         return self._update_metrics(self.loss(y, predictions), y, predictions)
 
     def _update_metrics(self, loss, y, predictions):
-        self._loss_tracker.update_state(loss, sample_weight=len(predictions))  # the epoch's mean over examples
+        examples = len(nest.flatten(predictions)[0])
+        self._loss_tracker.update_state(loss, sample_weight=examples)  # the epoch's mean over examples
+        for name, part in getattr(self.loss, "parts", {}).items():
+            self._output_losses[name].update_state(part, sample_weight=examples)
         for metric in self.compiled_metrics:
             metric.update_state(y, predictions)
         return {m.name: float(m.result()) for m in sorted(self.metrics, key=lambda m: m.name)}  # Keras 3's order
@@ -230,10 +262,13 @@ class Model(Layer):
         outputs = []
         for step, data in enumerate(batches):
             callbacks.on_predict_batch_begin(step)
-            outputs.append(to_numpy(self(data[0] if isinstance(data, tuple) else data, training=False)))
+            out = self(data[0] if isinstance(data, tuple) else data, training=False)
+            outputs.append(nest.pack_like(out, [to_numpy(t) for t in nest.flatten(out)]))  # (several: list or dict)
             callbacks.on_predict_batch_end(step, {"outputs": outputs[-1]})
         callbacks.on_predict_end()
-        return np.concatenate(outputs) if outputs else np.zeros((0,), np.float32)
+        if not outputs:
+            return np.zeros((0,), np.float32)
+        return nest.pack_like(outputs[0], [np.concatenate(parts) for parts in zip(*map(nest.flatten, outputs))])
 
     def _check_compiled(self, what):
         if self.loss is None:
@@ -247,17 +282,23 @@ class Model(Layer):
         return self.__dict__["_loss_mean"]
 
     # --- summary and weights ------------------------------------------------------------------------------
-    def summary(self, print_fn=print):
-        """Print one row per layer: its name and type, its output shape and its number of weights."""
+    def summary(self, print_fn=print, connected=None):
+        """Print one row per layer: its name and type, its output shape and its number of weights (``connected``:
+        ``{id(layer): text}``, a column of the layers each one takes its inputs from, as Keras adds for a graph)."""
         rows = [(f"{getattr(layer, 'name', getattr(layer, '__name__', '?'))} ({type(layer).__name__})",
                  str(getattr(layer, "output_shape", None) or "?"),
                  f"{layer.count_params() if isinstance(layer, Layer) else 0:,}") for layer in self.layers]
-        widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(_HEADER)]
-        line = "  ".join(["{:<%d}" % widths[0], "{:<%d}" % widths[1], "{:>%d}" % widths[2]]).format
-        rule = "-" * (sum(widths) + 4)
+        header = _HEADER
+        if connected is not None:
+            header += ("Connected to",)
+            rows = [row + (connected.get(id(layer), "-"),) for row, layer in zip(rows, self.layers)]
+        widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
+        line = "  ".join(["{:<%d}" % widths[0], "{:<%d}" % widths[1], "{:>%d}" % widths[2]]
+                         + ["{:<%d}" % w for w in widths[3:]]).format
+        rule = "-" * (sum(widths) + 2 * len(widths) - 2)
         trainable = sum(v.shape.num_elements() for v in self.trainable_variables)
         total = self.count_params()
-        print_fn("\n".join([f'Model: "{self.name}"', rule, line(*_HEADER), rule, *[line(*r) for r in rows], rule,
+        print_fn("\n".join([f'Model: "{self.name}"', rule, line(*header), rule, *[line(*r) for r in rows], rule,
                             f"Total params: {total:,}", f"Trainable params: {trainable:,}",
                             f"Non-trainable params: {total - trainable:,}"]))
 
@@ -343,6 +384,8 @@ class Sequential(Model):
         self._build_from_input()
 
     def _append(self, layer):
+        if isinstance(layer, KerasTensor) and isinstance(layer.node.layer, InputLayer):
+            layer = layer.node.layer  # keras.Input(shape): where the model starts
         if not callable(layer):
             raise TypeError(spell(f"{self.name}.add: expected a layer (such as tl.keras.layers.Dense(10)), "
                                   f"got {layer!r}"))
@@ -363,7 +406,7 @@ class Sequential(Model):
         if self._input is None or not self.layers or any(n is None for n in self._input):
             return
         self.built = True
-        with _unrecorded():
+        with unrecorded():
             self(np.zeros((1,) + tuple(self._input), np.float32), training=False)
 
     def call(self, inputs, training=None):
@@ -374,15 +417,6 @@ class Sequential(Model):
 
 
 # --- batching and reporting -------------------------------------------------------------------------------------
-@contextlib.contextmanager
-def _unrecorded():
-    """Run a model without any active tape recording it (building it is not part of the learner's computation)."""
-    with contextlib.ExitStack() as stack:
-        for tape in [t for t in _state.recorders if isinstance(t, GradientTape)]:
-            stack.enter_context(tape.stop_recording())
-        yield
-
-
 def _pair(name, what, data):
     if not (isinstance(data, (tuple, list)) and len(data) == 2):
         raise ValueError(spell(
@@ -467,6 +501,8 @@ def _batches(name, what, x, y, batch_size, shuffle, seed):
         return x
     from tapelab.datasets import batches
 
+    if isinstance(x, dict) or _several(x) or isinstance(y, dict) or _several(y):
+        return _StructuredBatches(name, what, x, y, batch_size, shuffle, seed)
     x = to_numpy(x) if isinstance(x, Tensor) else np.asarray(x)
     if y is None and what != "predict":
         raise ValueError(spell(f"{name}.{what}: give the labels y as well as x (model.{what}(x, y)), "
@@ -480,6 +516,41 @@ def _batches(name, what, x, y, batch_size, shuffle, seed):
     if x.dtype.kind == "f" and x.dtype != np.float32:
         x = x.astype(np.float32)
     return batches(x, y, batch_size=32 if batch_size is None else batch_size, shuffle=shuffle, seed=seed)
+
+
+def _several(data):
+    """Whether ``data`` is a list of arrays (one per input or output of a model), not one array written as a list."""
+    return isinstance(data, (list, tuple)) and len(data) > 0 and all(
+        isinstance(d, (np.ndarray, Tensor)) or _several(d) for d in data)
+
+
+class _StructuredBatches:
+    """Batches of a model's several inputs (or outputs): ``x`` and ``y`` are lists or dicts of arrays with one row
+    per example each; every batch takes the same rows of each, and keeps the structure."""
+
+    def __init__(self, name, what, x, y, batch_size, shuffle, seed):
+        from tapelab.datasets import batches
+
+        self.x, self.y = (list(x) if isinstance(x, tuple) else x), (list(y) if isinstance(y, tuple) else y)
+        self.xs = [to_numpy(a) if isinstance(a, Tensor) else np.asarray(a) for a in nest.flatten(x)]
+        self.ys = [] if y is None else [to_numpy(a) if isinstance(a, Tensor) else np.asarray(a)
+                                        for a in nest.flatten(y)]
+        rows = {len(a) for a in self.xs + self.ys}
+        if len(rows) != 1:
+            shapes = ", ".join(str(a.shape) for a in self.xs + self.ys)
+            raise ValueError(spell(f"{name}.{what}: the arrays of x and y have different numbers of examples "
+                                   f"(shapes {shapes}); give one row per example in each."))
+        self.xs = [a.astype(np.float32) if a.dtype.kind == "f" and a.dtype != np.float32 else a for a in self.xs]
+        self.rows = batches(np.arange(rows.pop()), None, batch_size=32 if batch_size is None else batch_size,
+                            shuffle=shuffle, seed=seed)
+
+    def __len__(self):
+        return len(self.rows)
+
+    def __iter__(self):
+        for index in self.rows:
+            xb = nest.pack_like(self.x, [a[index] for a in self.xs])
+            yield xb if self.y is None else (xb, nest.pack_like(self.y, [a[index] for a in self.ys]))
 
 
 def _length(batches):

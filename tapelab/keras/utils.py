@@ -1,4 +1,5 @@
-"""``keras.utils``: ``to_categorical`` (one-hot labels as numpy) and ``set_random_seed``."""
+"""``keras.utils``: ``to_categorical`` (one-hot labels as numpy), ``set_random_seed`` and ``plot_model`` (a model's
+layer graph, drawn by Graphviz)."""
 
 import numpy as np
 
@@ -28,4 +29,45 @@ def set_random_seed(seed):
     random.set_seed(seed)
 
 
-__all__ = ["set_random_seed", "to_categorical"]
+def plot_model(model, to_file=None, show_shapes=False, show_dtype=False, show_layer_names=True, rankdir="TB",
+               dpi=None, **kwargs):
+    """A functional or Sequential model's layers as a graph, one box per layer and an arrow per connection (Keras's
+    ``plot_model``): it shows inline in Jupyter; ``to_file`` (``.svg``, ``.png`` or ``.dot``) also writes it.
+    ``show_shapes`` adds each layer's output shape, ``show_dtype`` its dtype. The same layers on the tape of a step
+    are ``tl.viz.draw(tape, collapse=True)``: one box per layer, each holding that layer's ops."""
+    from tapelab.keras.functional import Functional
+    from tapelab.keras.models import Sequential
+    from tapelab.viz.dot import quote
+    from tapelab.viz.render import drawing
+
+    if isinstance(model, Functional):
+        boxes, arrows = model.graph()
+    elif isinstance(model, Sequential):
+        boxes = [(id(layer), layer) for layer in model.layers]
+        arrows = list(zip([key for key, _ in boxes], [key for key, _ in boxes][1:]))
+    else:
+        raise ValueError(f"plot_model: {getattr(model, 'name', model)!r} is a {type(model).__name__}; plot_model "
+                         "draws the layer graph of a functional model (tl.keras.Model(inputs, outputs)) or a "
+                         "Sequential one. A subclassed model's graph is what its call() does: record one step on a "
+                         "tape and draw it by layer, tl.viz.draw(tape, collapse=True).")
+    lines = ["digraph model {", f'  graph [rankdir={rankdir}, fontname="Helvetica", nodesep=0.3, ranksep=0.35];',
+             '  node [shape=box, style="rounded,filled", fillcolor="#eef3fb", fontname="Helvetica", fontsize=10];',
+             '  edge [color="#555555", arrowsize=0.7];']
+    for key, box in boxes:
+        if hasattr(box, "count_params"):  # a layer
+            text = f"{box.name} ({type(box).__name__})" if show_layer_names else type(box).__name__
+            if show_shapes:
+                text += f"\noutput: {getattr(box, 'output_shape', None) or '?'}"
+            if show_dtype:
+                text += f"\ndtype: {box.dtype.name}"
+            lines.append(f"  n{key} [label={quote(text)}];")
+        else:  # an operator (x + y) between layers
+            lines.append(f'  n{key} [label={quote(box)}, shape=ellipse, fillcolor="#ffffff"];')
+    lines += [f"  n{a} -> n{b};" for a, b in arrows] + ["}"]
+    picture = drawing("\n".join(lines))
+    if to_file is not None:
+        picture.save(to_file)
+    return picture
+
+
+__all__ = ["plot_model", "set_random_seed", "to_categorical"]

@@ -203,11 +203,6 @@ def test_sequential_with_input_is_built_at_once_and_summarised(capsys):
         model.add("dense")
 
 
-def test_functional_api_is_refused_with_what_to_use():
-    with pytest.raises(NotImplementedError, match="Subclass tl.keras.Model"):
-        keras.Model(inputs=keras.Input((3,)), outputs=None)
-
-
 def test_model_errors_teach():
     x, y = toy_data()
     model = mlp()
