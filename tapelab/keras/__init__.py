@@ -21,7 +21,10 @@ from tapelab.keras import (  # noqa: F401
     metrics,
     models,
     optimizers,
+    random,
     recurrent,
+    regularizers,
+    saving,
     utils,
 )
 from tapelab.keras.initializers import Initializer  # noqa: F401
@@ -39,4 +42,4 @@ layers.__all__ = sorted(layers.__all__ + recurrent.__all__ + merging.__all__)
 
 __all__ = ["Initializer", "Input", "Layer", "Loss", "Metric", "Model", "Optimizer", "Sequential", "activations",
            "backend", "callbacks", "datasets", "initializers", "layers", "losses", "metrics", "models", "optimizers",
-           "utils"]
+           "random", "regularizers", "saving", "utils"]

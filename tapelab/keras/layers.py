@@ -23,12 +23,12 @@ import numpy as np
 from tapelab import array_ops, nn
 from tapelab import math as tmath
 from tapelab.engine import dtypes
-from tapelab.engine.errors import InvalidArgumentError
+from tapelab.engine.errors import InvalidArgumentError, UnsupportedError
 from tapelab.engine.learner import spell
 from tapelab.engine.primitives import OPS
 from tapelab.engine.tape import run
 from tapelab.engine.tensor import Tensor, Variable, convert_to_tensor
-from tapelab.keras import activations, initializers, symbolic
+from tapelab.keras import activations, initializers, regularizers, symbolic
 from tapelab.keras.initializers import glorot_uniform  # noqa: F401  (tl.layers.glorot_uniform, as before)
 from tapelab.keras.naming import (
     clear_session,  # noqa: F401  (tl.layers.clear_session, as before)
@@ -61,7 +61,7 @@ class Layer(Module):
 
     def __init__(self, name=None, dtype=dtypes.float32, input_shape=None, input_dim=None, trainable=True, **kwargs):
         if kwargs:
-            raise TypeError(f"{type(self).__name__}: unexpected keyword argument(s) {', '.join(sorted(kwargs))}")
+            raise ValueError(_unknown_arguments(type(self).__name__, kwargs))
         super().__init__(name=name or unique_name(keras_name(type(self).__name__)))
         self.dtype = dtypes.as_dtype(dtype or dtypes.float32)
         self.built = False
@@ -70,19 +70,75 @@ class Layer(Module):
                                      else (int(input_dim),) if input_dim is not None else None)
         self.output_shape = None  # (None, ...) once called
         self._weights = []  # in creation order; sorts first among attributes, so variables keep this order
+        self._penalties = []  # (weight, regularizer): what add_weight(regularizer=...) asked for
+        self._losses = []  # what add_loss() added during the layer's latest call
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if "build" in cls.__dict__:  # a layer built by hand (layer.build(shape)) is built, as in Keras 3
             cls.build = _marks_built(cls.__dict__["build"])
+        if "__init__" in cls.__dict__:  # its arguments are its config (get_config), as Keras 3 records them
+            cls.__init__ = _records_config(cls.__dict__["__init__"])
 
-    def add_weight(self, name, shape, initializer="glorot_uniform", trainable=True):
-        """Create a Variable named ``<layer>/<name>`` and track it (``initializer``: a name, an Initializer or a
-        function ``f(shape, dtype)``)."""
-        value = initializers.get(initializer)(tuple(shape), self.dtype)
-        var = Variable(value, trainable=trainable, name=f"{self.name}/{name}", dtype=self.dtype)
+    def add_weight(self, *args, shape=None, initializer=None, dtype=None, trainable=True, autocast=True,
+                   regularizer=None, constraint=None, aggregation="none", overwrite_with_gradient=False, name=None):
+        """Create a Variable named ``<layer>/<name>`` and track it, as Keras 3 does::
+
+            self.w = self.add_weight(shape=(input_shape[-1], 4), initializer="random_normal", trainable=True)
+
+        ``initializer``: a name, an Initializer or a function ``f(shape, dtype)`` (default ``"glorot_uniform"``
+        for floats, ``"zeros"`` otherwise); ``dtype`` the layer's unless given; ``name`` Keras's ``variable``,
+        ``variable_1``, ... unless given; ``regularizer`` adds a penalty on the weight to ``layer.losses``."""
+        if args:
+            if isinstance(args[0], str):
+                raise ValueError(spell(f"{self.name}: `name` must be passed as a keyword argument. Received: "
+                                       f"add_weight({args[0]!r}, ...). Use: add_weight(shape=..., name={args[0]!r})."))
+            shape, initializer = (list(args) + [initializer])[:2] if len(args) == 1 else args[:2]
+        if constraint is not None:
+            raise UnsupportedError(f"{self.name}.add_weight(constraint=...)",
+                                   "clip the weight yourself after each step, e.g. w.assign(tl.clip_by_value(w, "
+                                   "-1.0, 1.0)).")
+        dtype = dtypes.as_dtype(dtype or self.dtype)
+        if initializer is None:
+            initializer = "glorot_uniform" if dtype.is_floating else "zeros"
+        try:
+            make = initializers.get(initializer)
+        except ValueError as e:
+            raise ValueError(f"{self.name}.add_weight: {e}") from None
+        value = make(tuple(int(n) for n in (shape or ())), dtype)
+        name = name or unique_name("variable")
+        var = Variable(value, trainable=trainable, name=f"{self.name}/{name}", dtype=dtype)
         self._weights.append(var)
+        if regularizer is not None:
+            self._penalties.append((var, regularizers.get(regularizer)))
         return var
+
+    def add_loss(self, loss):
+        """Add a scalar (or a tensor, summed) to ``layer.losses`` from ``call``: ``fit`` adds the model's losses to
+        the loss it trains on. They are the losses of the layer's latest call."""
+        self._losses.append(loss)
+
+    @property
+    def losses(self):
+        """The layer's extra losses, computed now (on the tape, if one records): its latest call's ``add_loss``
+        values, each regularizer's penalty on its weight (under the layer's name scope), then every inner layer's."""
+        out = list(self.__dict__.get("_losses", ()))
+        penalties = self.__dict__.get("_penalties", ())
+        if penalties:
+            with self.name_scope:
+                out += [regularize(w) for w, regularize in penalties]
+        return out + [loss for layer in self._sublayers() for loss in layer.losses]
+
+    def get_config(self):
+        """The layer's arguments as a dict (name, trainable, dtype, and those its ``__init__`` was given), so
+        ``type(layer).from_config(layer.get_config())`` makes a layer like it (new weights)."""
+        return {**self.__dict__.get("_config", {}), "name": self.name, "trainable": self.trainable,
+                "dtype": self.dtype.name}
+
+    @classmethod
+    def from_config(cls, config):
+        """A new layer from :meth:`get_config`'s dict: ``cls(**config)``."""
+        return cls(**config)
 
     def build(self, input_shape):
         """Create the layer's weights once the input shape is known (the first call runs it, then sets ``built``).
@@ -90,7 +146,7 @@ class Layer(Module):
         Override it with :meth:`add_weight` calls; the default creates nothing. For example::
 
             def build(self, input_shape):
-                self.w = self.add_weight("w", (input_shape[-1], 4), "glorot_uniform")
+                self.w = self.add_weight(shape=(input_shape[-1], 4), initializer="glorot_uniform", name="w")
         """
 
     def call(self, inputs):
@@ -101,6 +157,8 @@ class Layer(Module):
         raise NotImplementedError(f"{type(self).__name__} must implement call(inputs)")
 
     def __call__(self, inputs, *args, training=None, **kwargs):
+        if self._losses:
+            self._losses = []  # (losses are the latest call's)
         if not isinstance(inputs, Tensor):
             if symbolic.is_symbolic(inputs, args, kwargs):  # keras.Input's tensors: a node of a functional graph
                 if training is not None:
@@ -237,6 +295,30 @@ def _marks_built(build):
     return built
 
 
+def _records_config(init):
+    @functools.wraps(init)
+    def recording(self, *args, **kwargs):
+        if "_config" not in self.__dict__:  # (the most derived __init__ runs first: its arguments are the config)
+            bound = inspect.signature(init).bind(self, *args, **kwargs)
+            bound.apply_defaults()
+            config = {k: v for k, v in list(bound.arguments.items())[1:] if k not in ("args", "kwargs")}
+            config.update(bound.arguments.get("kwargs", {}))
+            self.__dict__["_config"] = config
+        init(self, *args, **kwargs)
+    return recording
+
+
+def _unknown_arguments(kind, kwargs):
+    """The error for keyword arguments a layer does not take; a regularizer on a layer without weights says so."""
+    message = f"Unrecognized keyword arguments passed to {kind}: {kwargs}."
+    penalties = [k for k in kwargs if k.endswith("_regularizer")]
+    if penalties:
+        message += (f" {kind} has no weights for {', '.join(penalties)} to act on: put the regularizer on the layer "
+                    "whose weights it should keep small, e.g. tl.keras.layers.Dense(64, "
+                    "kernel_regularizer=tl.keras.regularizers.L2(1e-4)).")
+    return spell(message)
+
+
 def _takes(cls, argument):
     """Whether ``cls.call`` accepts ``argument`` (``training``); remembered per class."""
     key = (cls, argument)
@@ -264,7 +346,8 @@ class Dense(Layer):
     """
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", name=None, dtype=dtypes.float32, **kwargs):
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, name=None,
+                 dtype=dtypes.float32, **kwargs):
         if int(units) != units or units < 1:
             raise ValueError(f"Dense: units must be a positive integer, got {units!r}")
         super().__init__(name=name, dtype=dtype, **kwargs)
@@ -273,14 +356,18 @@ class Dense(Layer):
         self.use_bias = bool(use_bias)
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
         self.kernel = None
         self.bias = None
 
     def build(self, input_shape):
         _check_batched(self, input_shape)
-        self.kernel = self.add_weight("kernel", (input_shape[-1], self.units), self.kernel_initializer)
+        self.kernel = self.add_weight(shape=(input_shape[-1], self.units), initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer, name="kernel")
         if self.use_bias:
-            self.bias = self.add_weight("bias", (self.units,), self.bias_initializer)
+            self.bias = self.add_weight(shape=(self.units,), initializer=self.bias_initializer,
+                                        regularizer=self.bias_regularizer, name="bias")
 
     def call(self, inputs):
         inputs = _as_layer_dtype(self, inputs)
@@ -349,7 +436,7 @@ class Conv2D(Layer):
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1),
                  activation=None, use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros",
-                 **kwargs):
+                 kernel_regularizer=None, bias_regularizer=None, **kwargs):
         if int(filters) != filters or filters < 1:
             raise ValueError(f"Conv2D: filters must be a positive integer, got {filters!r}")
         if data_format not in (None, "channels_last"):
@@ -366,14 +453,18 @@ class Conv2D(Layer):
         self.use_bias = bool(use_bias)
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
         self.kernel = self.bias = None
 
     def build(self, input_shape):
         _check_images(self, input_shape, self.kernel_size)
-        self.kernel = self.add_weight("kernel", self.kernel_size + (input_shape[-1], self.filters),
-                                      self.kernel_initializer)
+        self.kernel = self.add_weight(shape=self.kernel_size + (input_shape[-1], self.filters),
+                                      initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
+                                      name="kernel")
         if self.use_bias:
-            self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer)
+            self.bias = self.add_weight(shape=(self.filters,), initializer=self.bias_initializer,
+                                        regularizer=self.bias_regularizer, name="bias")
 
     def call(self, inputs):
         inputs = _as_layer_dtype(self, inputs)
@@ -540,11 +631,12 @@ class BatchNormalization(Layer):
     def build(self, input_shape):
         features = (input_shape[self.axis],)
         if self.scale:
-            self.gamma = self.add_weight("gamma", features, "ones")
+            self.gamma = self.add_weight(shape=features, initializer="ones", name="gamma")
         if self.center:
-            self.beta = self.add_weight("beta", features, "zeros")
-        self.moving_mean = self.add_weight("moving_mean", features, "zeros", trainable=False)
-        self.moving_variance = self.add_weight("moving_variance", features, "ones", trainable=False)
+            self.beta = self.add_weight(shape=features, initializer="zeros", name="beta")
+        self.moving_mean = self.add_weight(shape=features, initializer="zeros", trainable=False, name="moving_mean")
+        self.moving_variance = self.add_weight(shape=features, initializer="ones", trainable=False,
+                                               name="moving_variance")
 
     def call(self, inputs, training=None):
         inputs = _as_layer_dtype(self, inputs)

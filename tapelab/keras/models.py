@@ -18,11 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
+from tapelab import math as tmath
 from tapelab.engine import nest
 from tapelab.engine.errors import Unsupported, UnsupportedError
 from tapelab.engine.learner import spell
 from tapelab.engine.tape import GradientTape
-from tapelab.engine.tensor import Tensor, to_numpy
+from tapelab.engine.tensor import Tensor, convert_to_tensor, to_numpy
 from tapelab.keras import callbacks as callbacks_module
 from tapelab.keras import losses as losses_module
 from tapelab.keras import metrics as metrics_module
@@ -144,7 +145,7 @@ class Model(Layer):
         x, y = _pair(self.name, "fit", data)
         with GradientTape() as tape:
             predictions = self(x, training=True)  # (the first call builds the layers' weights)
-            loss = self.loss(y, predictions)
+            loss = self.compute_loss(y, predictions)
         variables = self.trainable_variables
         gradients = tape.gradient(loss, variables)
         self.optimizer.apply_gradients(zip(gradients, variables))
@@ -155,7 +156,16 @@ class Model(Layer):
         """The loss and metrics on one batch, without training (what ``evaluate`` runs per batch)."""
         x, y = _pair(self.name, "evaluate", data)
         predictions = self(x, training=False)
-        return self._update_metrics(self.loss(y, predictions), y, predictions)
+        return self._update_metrics(self.compute_loss(y, predictions), y, predictions)
+
+    def compute_loss(self, y, predictions):
+        """The compiled loss, plus the model's extra losses (``self.losses``: ``add_loss`` values, regularizers),
+        as Keras adds them: what ``train_step`` differentiates and ``fit`` logs as ``loss``."""
+        loss = self.loss(y, predictions)
+        for extra in self.losses:
+            extra = convert_to_tensor(extra)
+            loss = tmath.add(loss, tmath.reduce_sum(extra) if extra.ndim else extra)
+        return loss
 
     def _update_metrics(self, loss, y, predictions):
         examples = len(nest.flatten(predictions)[0])

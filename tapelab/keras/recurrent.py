@@ -102,11 +102,12 @@ class SimpleRNN(_Recurrent):
 
     def build(self, input_shape):
         _check_sequences(self, input_shape)
-        self.kernel = self.add_weight("kernel", (input_shape[-1], self.units), self.kernel_initializer)
-        self.recurrent_kernel = self.add_weight("recurrent_kernel", (self.units, self.units),
-                                                self.recurrent_initializer)
+        self.kernel = self.add_weight(shape=(input_shape[-1], self.units), initializer=self.kernel_initializer,
+                                      name="kernel")
+        self.recurrent_kernel = self.add_weight(shape=(self.units, self.units), initializer=self.recurrent_initializer,
+                                                name="recurrent_kernel")
         if self.use_bias:
-            self.bias = self.add_weight("bias", (self.units,), self.bias_initializer)
+            self.bias = self.add_weight(shape=(self.units,), initializer=self.bias_initializer, name="bias")
 
     def step(self, x_t, h):
         """One time step: ``activation(x_t @ kernel + bias + h @ recurrent_kernel)`` (Keras's order of sums)."""
@@ -153,10 +154,12 @@ class GRU(_Recurrent):
     def build(self, input_shape):
         _check_sequences(self, input_shape)
         u = self.units
-        self.kernel = self.add_weight("kernel", (input_shape[-1], 3 * u), self.kernel_initializer)
-        self.recurrent_kernel = self.add_weight("recurrent_kernel", (u, 3 * u), self.recurrent_initializer)
-        if self.use_bias:
-            self.bias = self.add_weight("bias", (2, 3 * u), self.bias_initializer)  # rows: input, recurrent
+        self.kernel = self.add_weight(shape=(input_shape[-1], 3 * u), initializer=self.kernel_initializer,
+                                      name="kernel")
+        self.recurrent_kernel = self.add_weight(shape=(u, 3 * u), initializer=self.recurrent_initializer,
+                                                name="recurrent_kernel")
+        if self.use_bias:  # rows: input, recurrent
+            self.bias = self.add_weight(shape=(2, 3 * u), initializer=self.bias_initializer, name="bias")
 
     def step(self, x_t, h):
         u = self.units

@@ -70,4 +70,11 @@ def plot_model(model, to_file=None, show_shapes=False, show_dtype=False, show_la
     return picture
 
 
-__all__ = ["plot_model", "set_random_seed", "to_categorical"]
+def register_keras_serializable(package="Custom", name=None):
+    """``keras.saving.register_keras_serializable`` (TF keeps it here too)."""
+    from tapelab.keras.saving import register_keras_serializable as register
+
+    return register(package, name)
+
+
+__all__ = ["plot_model", "register_keras_serializable", "set_random_seed", "to_categorical"]
