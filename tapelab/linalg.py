@@ -140,7 +140,8 @@ def _matrices(name, *xs, square=True):
     x = xs[0]  # the matrix (solve checks its right-hand side itself)
     if x.ndim < 2 or (square and x.shape[-1] != x.shape[-2]):
         kind = "square matrices" if square else "matrices"
-        raise InvalidArgumentError(f"{name}: expects {kind} in the last two axes, got shape {tuple(x.shape)}.")
+        raise InvalidArgumentError(f"{name}: expects {kind} in the last two axes, got shape {tuple(x.shape)}."
+                                   + (" Make a vector a matrix first: tl.reshape(v, (1, -1))." if x.ndim == 1 else ""))
     return xs
 
 
@@ -165,6 +166,21 @@ def solve(matrix, rhs, adjoint=False, name=None):
                                    f"{tuple(a.shape)}, got {tuple(b.shape)}. Make a vector a column: "
                                    "tl.reshape(b, (-1, 1)).")
     return run(OPS["solve"], (a, b), adjoint=bool(adjoint))
+
+
+def svd(tensor, full_matrices=False, compute_uv=True, name=None):
+    """The singular value decomposition ``tensor = u @ diag(s) @ transpose(v)`` of each matrix (leading axes are a
+    batch), as TF returns it: ``(s, u, v)``, in that order, with ``v`` itself (numpy gives its transpose ``vh``).
+    ``s`` holds the min(m, n) singular values, largest first; ``u`` and ``v`` have that many columns
+    (``full_matrices=True``: m and n). ``compute_uv=False``: ``s`` alone. Each column of ``u`` and ``v`` is fixed
+    only up to its sign, so compare them up to sign (or ``u * s @ v.T``, which does not depend on it).
+
+    Each part is one op of the table (``svd``); its gradient is TF's, which is defined where the singular values
+    are distinct (F[i, j] = 1 / (s_j^2 - s_i^2) grows without bound as two meet)."""
+    (a,) = _matrices("svd", tensor, square=False)
+    if not compute_uv:
+        return run(OPS["svd"], (a,), full_matrices=False, part="s")
+    return tuple(run(OPS["svd"], (a,), full_matrices=bool(full_matrices), part=part) for part in ("s", "u", "v"))
 
 
 def diag(diagonal, name=None, **kwargs):

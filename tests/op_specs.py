@@ -344,6 +344,14 @@ def _matrices(x):
     return tl.reshape(x, tuple(x.shape) + (1, 1))
 
 
+def _svd_signed(a, full_matrices=False):
+    """svd's three parts, each column of u and v times its own first entry (which does not depend on the column's
+    sign, a choice the decomposition leaves open), flattened and concatenated."""
+    s, u, v = tl.linalg.svd(a, full_matrices=full_matrices)
+    return tl.concat([tl.reshape(s, [-1]), tl.reshape(u * u[..., :1, :], [-1]), tl.reshape(v * v[..., :1, :], [-1])],
+                     axis=0)
+
+
 _conv = {"strides": (1, 1), "padding": "VALID"}
 _relu6_points = Domain(lambda shape: rng.choice([-1.5, 0.5, 3, 7.5], shape) + rng.uniform(-0.3, 0.3, shape),
                        ok=lambda v: not_near(0)(v) and not_near(6)(v), away_from=0.0)
@@ -521,6 +529,13 @@ LINEAR_ALGEBRA = [
         (lambda a, b: tl.linalg.solve(a, b, adjoint=True), [(well_conditioned, (3, 3)), (ANY, (3, 1))])],
         zero_size=lambda x: tl.linalg.solve(_matrices(x) + 1.0, _matrices(x)),
         program=gen_square(lambda a: tl.linalg.solve(a, a * a))),
+    OpSpec("svd", tl.linalg.svd, grads=[
+        (lambda a: tl.linalg.svd(a, compute_uv=False), [(ANY, (3, 4))]),
+        *((lambda a: _svd_signed(a), [(ANY, shape)]) for shape in [(3, 3), (2, 4), (4, 2), (2, 3, 2)]),
+        (lambda a: _svd_signed(a, full_matrices=True), [(ANY, (3, 4))]),
+        (lambda a: _svd_signed(a, full_matrices=True), [(ANY, (3, 2))])],
+        zero_size=lambda x: tl.linalg.svd(_matrices(x))[1], program=gen_square(
+            lambda a: tl.linalg.svd(a, compute_uv=False))),  # (3 I + a little: s, not u and v, near a tie)
     OpSpec("diag", tl.linalg.diag, grads=[(tl.linalg.diag, [(ANY, (3,))]), (tl.linalg.diag, [(ANY, (2, 3))])],
            zero_size=tl.linalg.diag, undefined={(): "0-d"},
            program=gen_axis_op(lambda x, axis: tl.linalg.diag(x))),

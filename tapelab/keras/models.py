@@ -308,7 +308,7 @@ class Model(Layer):
         rule = "-" * (sum(widths) + 2 * len(widths) - 2)
         trainable = sum(v.shape.num_elements() for v in self.trainable_variables)
         total = self.count_params()
-        print_fn("\n".join([f'Model: "{self.name}"', rule, line(*header), rule, *[line(*r) for r in rows], rule,
+        print_fn("\n".join([f'Model: "{self.name}"', rule, line(*header).rstrip(), rule, *[line(*r).rstrip() for r in rows], rule,
                             f"Total params: {total:,}", f"Trainable params: {trainable:,}",
                             f"Non-trainable params: {total - trainable:,}"]))
 

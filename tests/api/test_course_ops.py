@@ -26,6 +26,13 @@ CASES = {  # name -> (f of tensors -> scalar, points)
     "boolean_mask axis 1": (lambda a: tl.reduce_sum(tl.exp(tl.boolean_mask(a, [True, False, True, True], axis=1))),
                             [X]),
     "map_fn": (lambda a: tl.reduce_sum(tl.map_fn(lambda r: tl.reduce_sum(r * r) * r, a)), [X]),
+    # (u and v up to each column's sign: the functions of them here do not depend on it)
+    "svd": (lambda a: (lambda s, u, v: tl.reduce_sum(s * s) + tl.reduce_sum(u * u[:1] * X[:, :3])
+                       + tl.reduce_sum(tl.sin(v * v[:1])))(*tl.linalg.svd(a)), [X]),
+    "svd tall full": (lambda a: (lambda s, u, v: tl.reduce_sum(tl.sqrt(s)) + tl.reduce_sum(u * u[:1] * X[:, 0])
+                                 + tl.reduce_sum(v * v[:1] * W[:2, 0]))(*tl.linalg.svd(a, full_matrices=True)),
+                      [X[:, :2]]),
+    "svd values only": (lambda a: tl.reduce_sum(tl.linalg.svd(a, compute_uv=False) ** 3), [X]),
 }
 
 
@@ -60,6 +67,35 @@ def test_each_is_recorded_as_the_primitives_it_is_built_from():
     ops = [e.op.name for e in tape.entries]
     assert ops.count("gather") == 2 and "matmul" in ops and "broadcast_to" in ops
     assert "repeat" not in ops and "tensordot" not in ops  # (no op of their own: the table stays one table)
+
+
+def test_svd_gives_s_u_v_and_its_parts_are_ops_of_the_table():
+    x = tl.Variable(X.astype(np.float32))
+    with tl.GradientTape() as tape:
+        s, u, v = tl.linalg.svd(x)
+    assert [e.op.name for e in tape.entries] == ["svd"] * 3
+    assert (s.shape, u.shape, v.shape) == ((3,), (3, 3), (4, 3)) and s.dtype == tl.float32
+    assert np.all(np.diff(s.numpy()) <= 0)  # largest first
+    np.testing.assert_allclose((u * s @ tl.transpose(v)).numpy(), X, atol=1e-5)
+    s_full, u_full, v_full = tl.linalg.svd(x, full_matrices=True)
+    assert (u_full.shape, v_full.shape) == ((3, 3), (4, 4))
+    np.testing.assert_allclose(s_full.numpy(), s.numpy())
+    assert isinstance(tl.linalg.svd(x, compute_uv=False), tl.Tensor)
+
+
+def test_svd_gradient_with_full_matrices_of_very_different_sides_is_refused_as_tf_does():
+    x = tl.constant(RNG.standard_normal((2, 4)))
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        s, u, v = tl.linalg.svd(x, full_matrices=True)
+        y = tl.reduce_sum(s)
+    with pytest.raises(NotImplementedError, match=r"abs\(m - n\) > 1") as error:
+        tape.gradient(y, x)
+    assert "full_matrices=False" in str(error.value)
+    with tl.GradientTape() as tape:  # (the reduced decomposition has a gradient)
+        tape.watch(x)
+        y = tl.reduce_sum(tl.linalg.svd(x)[0])
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), tl.linalg.svd(x)[1].numpy() @ tl.linalg.svd(x)[2].numpy().T)
 
 
 def test_traced_results_equal_the_eager_ones():
@@ -98,6 +134,8 @@ def test_a_length_computed_inside_a_traced_function_is_refused_not_frozen(call):
     (lambda: tl.map_fn(lambda x: (x, x), tl.constant([1.0])), ["(_, _)", "fn_output_signature"]),
     (lambda: tl.map_fn(lambda x: tl.cast(x, tl.int32), tl.constant([1.0])), ["int32", "fn_output_signature"]),
     (lambda: tl.map_fn(lambda x: x, [1.0, 2.0]), ["1+ dimensional", "tl.constant"]),
+    (lambda: tl.linalg.svd([1.0, 2.0]), ["svd", "(2,)", "tl.reshape(v, (1, -1))"]),
+    (lambda: tl.linalg.svd([[1, 2], [3, 4]]), ["int32", "tl.cast(x, tl.float32)"]),
 ])
 def test_a_mistake_gets_an_error_that_says_what_to_do(call, words):
     with pytest.raises((ValueError, tl.InvalidArgumentError)) as error:

@@ -263,6 +263,23 @@ def solve(a, b, adjoint=False):
                          "singular, its determinant is 0).") from None
 
 
+def svd(x, full_matrices=False, part="s"):
+    """One part of the singular value decomposition ``x = u @ diag(s) @ v.T`` (TF's order and names: ``v``, not
+    numpy's ``vh``): ``part`` is "s" (descending), "u" or "v". An empty matrix has no singular values."""
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    if x.size == 0:
+        batch = x.shape[:-2]
+        if part == "s":
+            return np.zeros(batch + (k,), x.dtype)
+        rows, cols = (m, m if full_matrices else k) if part == "u" else (n, n if full_matrices else k)
+        return np.broadcast_to(np.eye(rows, cols, dtype=x.dtype), batch + (rows, cols)).copy()
+    if part == "s":
+        return np.linalg.svd(x, compute_uv=False)
+    u, _, vh = np.linalg.svd(x, full_matrices=full_matrices)
+    return u if part == "u" else np.swapaxes(vh, -1, -2).copy()
+
+
 def diag(v):
     n = v.shape[-1]
     out = np.zeros(v.shape + (n,), v.dtype)

@@ -175,3 +175,52 @@ def max_pool2d_vjp(B, g, out, x, ksize, strides, padding, residual):
         flat = B.unsorted_segment_sum(B.reshape(g, shape=(-1,)), B.reshape(where, shape=(-1,)), num_segments=n,
                                       axis=0)
     return B.reshape(flat, shape=tuple(x.shape))
+
+
+def _safe_reciprocal(x):
+    # 1 / x, and 0 where x is 0 (TF's _SafeReciprocal: x / (x^2 + 1e-20))
+    return x / (x * x + 1e-20)
+
+
+def svd_vjp(B, g, out, x, full_matrices, part):
+    """TF's ``_SvdGrad`` for one part of the decomposition (the others' gradients 0: the op's parts are summed).
+    For a wide matrix (m <= n): ``u (diag(gs) + (F * u.T gu + its transpose) S + S (F * v.T gv + its transpose))
+    v.T + u S^-1 (gv.T - gv.T v v.T)``, F[i, j] = 1 / (s_j^2 - s_i^2) (0 on the diagonal); a tall one through
+    its transpose. Written with the tensor backend's ops, so a second derivative is taken through it too."""
+    m, n = x.shape[-2], x.shape[-1]
+    if full_matrices and abs(m - n) > 1:
+        raise NotImplementedError(
+            f"svd gradient is not implemented for abs(m - n) > 1 when full_matrices is True (as in TensorFlow): the "
+            f"matrix has shape {tuple(x.shape)}. Take tl.linalg.svd(x, full_matrices=False) (u and v then have "
+            "min(m, n) columns), which has a gradient.")
+    s = B.svd(x, full_matrices=full_matrices, part="s")
+    u = B.svd(x, full_matrices=full_matrices, part="u")
+    v = B.svd(x, full_matrices=full_matrices, part="v")
+    gu, gv = (g if part == "u" else None), (g if part == "v" else None)
+    adjoint = m > n  # (the gradient of x.T = v S u.T, transposed at the end)
+    if adjoint:
+        m, n, u, v, gu, gv = n, m, v, u, gv, gu
+    v1 = v if v.shape[-1] == m else v[..., :m]
+    if part == "s":  # u diag(gs) v1.T
+        inner = u * g[..., None, :]
+    else:
+        s2 = s * s
+        gaps = s2[..., None, :] - s2[..., :, None]
+        # 0 on the diagonal, and no path back through it (TF's matrix_set_diag): the reciprocal's slope at a gap of
+        # 0 is 1e20, which would swamp a second derivative
+        f = select(B, gaps != 0, _safe_reciprocal(gaps))
+        if gu is not None:
+            fu = f * (swap_last(B, u) @ gu)
+            inner = u @ ((fu + swap_last(B, fu)) * s[..., None, :])
+        else:
+            gv1 = gv if gv.shape[-1] == m else gv[..., :m]
+            fv = f * (swap_last(B, v1) @ gv1)
+            inner = u @ (s[..., :, None] * (fv + swap_last(B, fv)))
+    grad = inner @ swap_last(B, v1)
+    if gv is not None and m < n:
+        gv1t = swap_last(B, gv1)
+        rest = gv1t - (gv1t @ v1) @ swap_last(B, v1)
+        if full_matrices:
+            rest = rest - (swap_last(B, v1) @ gv[..., m:]) @ swap_last(B, v[..., m:])
+        grad = grad + (u * _safe_reciprocal(s)[..., None, :]) @ rest
+    return swap_last(B, grad) if adjoint else grad

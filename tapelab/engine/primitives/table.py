@@ -48,6 +48,7 @@ from tapelab.engine.primitives.kernels import (
     solve,
     sort_indices,
     sparse_xent,
+    svd,
     truediv_dtype,
 )
 from tapelab.engine.primitives.op import Each, EachFormula, defop, unbroadcast
@@ -66,6 +67,7 @@ from tapelab.engine.primitives.rules import (
     select,
     sparse_xent_residual_vjp,
     sparse_xent_vjp,
+    svd_vjp,
     swap_last,
     to_full,
     unless_zero,
@@ -171,8 +173,8 @@ defop("multiply", np.multiply,
       ("dx = g * y", "dy = g * x"), same_dtype=True, broadcasts=True, reads=(0, 1))
 defop("divide", lambda x, y: np.true_divide(x, y, dtype=truediv_dtype(x)),
       (lambda B, g, out, x, y: unbroadcast(B, g / y, x.shape),
-       lambda B, g, out, x, y: unbroadcast(B, -g * out / y, y.shape)),
-      ("dx = g / y", "dy = -g * x / y^2"), same_dtype=True, broadcasts=True, quiet=True)
+       lambda B, g, out, x, y: unbroadcast(B, g * (-x / y / y), y.shape)),  # (TF's: from x and y, not out)
+      ("dx = g / y", "dy = -g * x / y^2"), same_dtype=True, broadcasts=True, quiet=True, reads=(0, 1))
 defop("floordiv", floordiv, same_dtype=True, quiet=True)
 defop("floormod", floormod,
       (lambda B, g, out, x, y: unbroadcast(B, g, x.shape),
@@ -313,6 +315,11 @@ defop("solve", solve,
        else -(out @ swap_last(B, B.solve(a, g, adjoint=not adjoint))),
        lambda B, g, out, a, b, adjoint: B.solve(a, g, adjoint=not adjoint)),
       ("da = -solve(a.T, g) @ out.T", "db = solve(a.T, g)"), same_dtype=True, float_only=True)
+# svd: one op per part (s, u or v: tl.linalg.svd runs the parts it returns); each rule is TF's _SvdGrad with the
+# other parts' gradients 0, so the three entries of one decomposition add up to TF's gradient
+defop("svd", svd, (svd_vjp,),
+      ("dx = u diag(gs) v.T + u (F * (u.T gu - gu.T u)) S v.T + u S (F * (v.T gv - gv.T v)) v.T + (m < n: u S^-1 "
+       "gv.T (1 - v v.T)),  F[i, j] = 1 / (s_j^2 - s_i^2)",), float_only=True)
 defop("diag", diag, (lambda B, g, out, v: B.diag_part(g),), ("dv = diag_part(g)",))
 defop("diag_part", lambda x: np.diagonal(x, axis1=-2, axis2=-1).copy(), (diag_part_vjp,),
       ("dx = zeros, with g on the diagonal",))
