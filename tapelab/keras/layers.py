@@ -105,7 +105,7 @@ class Layer(Module):
             make = initializers.get(initializer)
         except ValueError as e:
             raise ValueError(f"{self.name}.add_weight: {e}") from None
-        value = make(tuple(int(n) for n in (shape or ())), dtype)
+        value = make(tuple(int(n) for n in (shape or ())), dtype=dtype)  # (as Keras calls it: f(shape, dtype=...))
         name = name or unique_name("variable")
         var = Variable(value, trainable=trainable, name=f"{self.name}/{name}", dtype=dtype)
         self._weights.append(var)

@@ -392,3 +392,20 @@ def test_relu_max_value_takes_the_inputs_dtype():
 
 def test_to_categorical_of_no_labels_with_num_classes():
     assert tl.keras.utils.to_categorical([], num_classes=3).shape == (0, 3)
+
+
+def test_basics_guide_keras_model_with_a_tf_function_as_initializer_fits():
+    # TF's basics guide: Dense(kernel_initializer=tf.random.normal). Keras calls an initializer f(shape, dtype=...),
+    # by keyword: positionally the dtype would land on tf.random.normal's `mean`
+    x = tl.cast(tl.linspace(-2, 2, 201), tl.float32)
+    y = x ** 2 + 2 * x - 5 + tl.constant(np.random.default_rng(0).normal(size=201).astype(np.float32))
+    model = tl.keras.Sequential([tl.keras.layers.Lambda(lambda x: tl.stack([x, x ** 2], axis=1)),
+                                 tl.keras.layers.Dense(units=1, kernel_initializer=tl.random.normal)])
+    model.compile(loss=tl.keras.losses.MSE, optimizer=tl.keras.optimizers.SGD(learning_rate=0.01))
+    history = model.fit(x, y, epochs=30, batch_size=32, verbose=0)
+    assert model.layers[1].kernel.shape == (2, 1) and model.layers[1].kernel.dtype == tl.float32
+    assert history.history["loss"][-1] < history.history["loss"][0]
+    calls = []
+    layer = tl.keras.layers.Dense(2, kernel_initializer=lambda shape, dtype=None: calls.append(dtype) or tl.ones(shape))
+    layer(tl.ones((1, 3)))
+    assert calls == [tl.float32]
