@@ -89,8 +89,11 @@ def _check_sparse_xent(labels, logits):
             f"logits {tuple(logits.shape)}. Typically labels is (batch,) and logits (batch, classes)."
         )
     classes = logits._value.shape[-1]
-    if classes == 0 and labels._value.size:
-        raise InvalidArgumentError(f"{name}: logits of shape {tuple(logits.shape)} have 0 classes (last axis).")
+    if classes == 0:  # (TF refuses it even for an empty batch: a distribution over no classes has no meaning)
+        raise InvalidArgumentError(
+            f"{name}: logits of shape {tuple(logits.shape)} have 0 classes; the last axis must hold one score per "
+            "class, so it needs at least one. Check the last layer's number of units (the number of classes)."
+        )
 
 
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):

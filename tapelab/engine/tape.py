@@ -181,6 +181,7 @@ class GradientTape(Recorder):
         self._watched = {}  # key -> tensor: what watch() (or reading a Variable) added, in order
         self._stopped = {}  # key -> tensor: computed from tracked tensors inside stop_recording()
         self._stopped_from = {}  # key -> keys of the tracked or stopped tensors it was computed from
+        self._read_unwatched = set()  # keys of float Variables an op read while this tape did not watch them
         self._paused = False  # True inside stop_recording() and during its own backward pass
         self._walking = False  # True during its own backward pass (whose ops are not the learner's: not noted)
         self._last_backward = None  # the latest gradient() call's Backward record, or what makes it (see below)
@@ -276,11 +277,17 @@ class GradientTape(Recorder):
         self._swept, self._unswept = len(self.entries), 0
 
     def _read(self, variable):
-        """A Variable read while recording, not yet tracked: watched if trainable and float (TF's
-        ``watch_accessed_variables``), and returned; else None."""
-        if self.watch_accessed_variables and variable.trainable and variable._value.dtype.kind == "f":
-            self._tracked[variable._key] = self._watched[variable._key] = variable
-            return variable
+        """A Variable read while recording, not yet tracked: watched if trainable (TF's ``watch_accessed_variables``)
+        and returned if it is a float; else None. An int Variable read is listed among the watched variables, as TF
+        lists it, but no gradient reaches it; a float one read unwatched is noted (see :meth:`watch`)."""
+        key = variable._key
+        if self.watch_accessed_variables and variable.trainable:
+            self._watched[key] = variable
+            if variable._value.dtype.kind == "f":
+                self._tracked[key] = variable
+                return variable
+        elif variable._value.dtype.kind == "f":
+            self._read_unwatched.add(key)
         return None
 
     def _note_unrecorded(self, inputs, out):
@@ -313,7 +320,21 @@ class GradientTape(Recorder):
                 if isinstance(t, Variable):
                     self._watched[t._key] = t  # (TF lists it among the watched variables all the same)
                 continue
+            if t._key in self._read_unwatched and t._key not in self._tracked:
+                self._unlink_earlier_reads(t)
             self._tracked[t._key] = self._watched[t._key] = t
+
+    def _unlink_earlier_reads(self, variable):
+        """``variable`` is watched now, after ops on this tape read it unwatched: as in TF, where each read of a
+        Variable is a new tensor, those earlier reads stay constants (no gradient flows back through them), so
+        the entries get a constant of the value they read in place of the Variable."""
+        key = variable._key
+        self._read_unwatched.discard(key)
+        for entry in self.entries:
+            args = entry.args
+            if any(a is variable for a in args):
+                entry.args = tuple([Tensor(np.array(v if isinstance(v, np.ndarray) else variable._value))
+                                    if a is variable else a for a, v in zip(args, entry.kept)])
 
     @property
     def watched(self):
@@ -368,6 +389,7 @@ class GradientTape(Recorder):
         """Forget everything recorded and watched, as if this were a new tape (recording goes on)."""
         self._clear_entries()
         self._watched.clear()
+        self._read_unwatched.clear()
         self._forgotten = (self._forgotten or set()) | self._tracked.keys()
         self._tracked.clear()
         self._stopped.clear()
@@ -441,13 +463,15 @@ class GradientTape(Recorder):
         self._check_usable("jacobian")
         flat_sources = self._flat_sources(sources, "jacobian")
         target = _as_target(target, "jacobian")
+        connected = self._reshapes(target)
         self._warn_unseen([target], flat_sources, "jacobian")
         shape = tuple(target.shape)
         rows, size = [], int(np.prod(shape, dtype=np.int64))  # one gradient per element of the target
         for k in range(size):
             seed = np.zeros(size, target._value.dtype)
             seed[k] = 1
-            grads = self._backprop({target._key: (target, seed.reshape(shape))}, flat_sources).grads
+            grads = self._backprop({target._key: (target, seed.reshape(shape))}, flat_sources).grads if connected \
+                else {}
             rows.append([self._result(s, grads, unconnected) for s in flat_sources])
         self._release()
         result = []
@@ -476,6 +500,7 @@ class GradientTape(Recorder):
         self._check_usable("batch_jacobian")
         (source,) = self._flat_sources([source], "batch_jacobian")
         target = _as_target(target, "batch_jacobian")
+        connected = self._reshapes(target)
         if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
             raise ValueError(
                 f"batch_jacobian(): need the first dimension of target shape {tuple(target.shape)} and source shape "
@@ -487,7 +512,8 @@ class GradientTape(Recorder):
         for k in range(per_example):  # seed element k of every example at once
             seed = np.zeros((batch, per_example), target._value.dtype)
             seed[:, k] = 1
-            grads = self._backprop({target._key: (target, seed.reshape(target.shape))}, [source]).grads
+            grads = self._backprop({target._key: (target, seed.reshape(target.shape))}, [source]).grads \
+                if connected else {}
             rows.append(self._result(source, grads, unconnected))
         self._release()
         if any(r is None for r in rows):  # TF: a target that does not depend on the source gives zeros here
@@ -498,6 +524,15 @@ class GradientTape(Recorder):
         B = TENSORS  # (recorded, so an outer tape can differentiate the result)
         column = (batch, 1) + tuple(source.shape[1:])
         return B.reshape(B.concat(*[B.reshape(r, shape=column) for r in rows], axis=1), shape=shape)
+
+    def _reshapes(self, target):
+        """Whether the tape can differentiate ``target`` as jacobian() sees it. TF's jacobians first reshape the target
+        on the tape, so a target the tape does not track (not watched, not computed from what it watches) gives no
+        gradient at all, not even to itself (``tape.gradient(x, x)`` is ones; ``tape.jacobian(x, x)`` is None). A
+        trainable Variable that reshape reads is watched then, as any Variable read while recording."""
+        if target._key not in self._tracked and isinstance(target, Variable) and not self._paused:
+            self._read(target)
+        return target._key in self._tracked
 
     def _check_usable(self, what):
         if self._used:
@@ -607,8 +642,10 @@ class GradientTape(Recorder):
 
     def _result(self, source, grads, unconnected):
         g = grads.get(source._key)
-        if g is None or source._value.dtype.kind != "f":
+        if g is None:
             return self._missing(source, unconnected)
+        if source._value.dtype.kind != "f":  # no op sends an int a gradient: this is the seed (the target is the
+            return Tensor(np.array(g, source._value.dtype))  # source itself), which TF gives back as it is
         if type(g) is np.ndarray and g.flags.writeable:
             return Tensor(g)
         if isinstance(g, Tensor):
@@ -616,16 +653,18 @@ class GradientTape(Recorder):
         return Tensor(np.array(g))  # a numpy scalar, or a broadcast view, becomes a real array
 
     def _missing(self, source, unconnected):
-        """The result for a source the gradient never reached: None (with a warning if it is an integer) or zeros."""
+        """The result for a source the gradient never reached: None or, with ``unconnected_gradients=ZERO``, zeros of
+        its dtype (an integer source warns: it never has a gradient)."""
+        zero = unconnected is UnconnectedGradients.ZERO
         if source._value.dtype.kind != "f":
+            gets = f"zeros of dtype {source.dtype.name}" if zero else "None"
             warnings.warn(
                 spell(f"gradient(): a source has dtype {source.dtype.name}; only float tensors have gradients, so its "
-                      f"gradient is None. To differentiate with respect to it, make it a float: tl.cast(x, tl.float32) "
-                      f"or tl.Variable(3.0) instead of tl.Variable(3)."),
+                      f"gradient is {gets}. To differentiate with respect to it, make it a float: "
+                      f"tl.cast(x, tl.float32) or tl.Variable(3.0) instead of tl.Variable(3)."),
                 stacklevel=stacklevel(),
             )
-            return None
-        if unconnected is UnconnectedGradients.ZERO:
+        if zero:
             return Tensor(np.zeros_like(source._value))
         return None
 

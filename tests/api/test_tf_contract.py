@@ -62,6 +62,8 @@ MESSAGE_KEYWORDS = {
     "tf_reshape_bad": ["reshape"],
     "tf_concat_mismatch": ["concat"],
     "tape_unconnected_bad_string": ["unconnected_gradients"],
+    "edge_sparse_xent_zero_classes_empty_batch": ["0 classes", "at least one"],
+    "edge_keras_sparse_crossentropy_zero_classes": ["0 classes", "at least one"],
 }
 
 # TF exception name -> the tapelab exception class the same snippet must raise.

@@ -268,6 +268,9 @@ CASES = [
          InvalidArgumentError, "sparse_softmax_cross_entropy_with_logits", ("(1,)", "(4,)"), ("(batch, classes)",)),
     Case("xent-label-range", lambda tmp: tl.nn.sparse_softmax_cross_entropy_with_logits(labels=[4], logits=[_y()]),
          InvalidArgumentError, "sparse_softmax_cross_entropy_with_logits", ("4", "[0, 4)"), ("class ids 0..3",)),
+    Case("xent-zero-classes", lambda tmp: tl.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=tl.zeros((0,), tl.int32), logits=tl.zeros((0, 0))), InvalidArgumentError,
+         "sparse_softmax_cross_entropy_with_logits", ("(0, 0)", "0 classes"), ("at least one", "number of units")),
     Case("one-hot-float", lambda tmp: tl.one_hot([1.0, 2.0], 3), InvalidArgumentError, "one_hot", ("float32", "(2,)"),
          ("tl.cast(indices, tl.int32)",)),
     Case("concat-scalars", lambda tmp: tl.concat([tl.constant(1.0), tl.constant(2.0)], 0), InvalidArgumentError,

@@ -403,6 +403,82 @@ def test_integer_source_gradient_is_none_with_a_teaching_warning():
         assert tape.gradient(y, i) is None
 
 
+def test_integer_sources_with_unconnected_zero_get_zeros_of_their_dtype():
+    i, w = tl.Variable([1, 2]), tl.Variable(2.0)
+    with tl.GradientTape(persistent=True) as tape:
+        y = tl.cast(i, tl.float32) * w
+    with pytest.warns(UserWarning, match=r"dtype int32; only float tensors have gradients, so its gradient is zeros"):
+        g = tape.gradient(y, i, unconnected_gradients=tl.UnconnectedGradients.ZERO)
+    assert g.dtype == tl.int32 and g.numpy().tolist() == [0, 0]  # (TF's answer: an int32 0 per element)
+    j = tape.jacobian(y, i, unconnected_gradients="zero")
+    assert j.dtype == tl.int32 and j.shape == (2, 2)
+    assert tape.gradient(i, i).numpy().tolist() == [1, 1]  # the target is the source: its seed comes back, as in TF
+
+
+def test_a_variable_read_before_it_is_watched_stays_a_constant_there():
+    # TF: each read of a Variable is a new tensor, so only reads after tape.watch(v) lead back to v
+    x, v = tl.constant(2.0), tl.Variable(3.0, name="v")
+    with tl.GradientTape(watch_accessed_variables=False, persistent=True) as tape:
+        tape.watch(x)
+        y = x * v  # v is not watched yet: recorded (x is), but as a constant 3.0
+        tape.watch(v)
+        z = y + v * v
+    gx, gv = tape.gradient(z, [x, v])
+    assert float(gx) == 3.0 and float(gv) == 6.0  # not 2.0 + 6.0
+    assert tape.gradient(y, v) is None
+    assert str(tape)  # the listing still draws the earlier read (a constant now)
+    c = tl.constant(3.0)  # a constant is one tensor: its earlier use counts once it is watched (TF: 9.0)
+    with tl.GradientTape() as tape:
+        y = c * c
+        tape.watch(c)
+        z = y * c
+    assert float(tape.gradient(z, c)) == 9.0
+
+
+def test_jacobian_of_a_target_the_tape_does_not_track_is_none():
+    x = tl.constant([1.0, 2.0])
+    with tl.GradientTape(persistent=True) as tape:
+        pass
+    with pytest.warns(UserWarning, match="was not computed on this tape"):
+        assert tape.jacobian(x, x) is None  # TF reshapes the target on the tape first: unrecorded, no gradient
+    np.testing.assert_array_equal(tape.jacobian(x, x, unconnected_gradients="zero").numpy(), np.zeros((2, 2)))
+    np.testing.assert_array_equal(tape.gradient(x, x).numpy(), [1.0, 1.0])  # gradient() of itself stays ones
+    np.testing.assert_array_equal(tape.batch_jacobian(tl.reshape(x, (2, 1)), x[:, None]).numpy(), np.zeros((2, 1, 1)))
+    v, frozen = tl.Variable(2.0), tl.Variable(2.0, trainable=False)
+    with tl.GradientTape(persistent=True) as tape:
+        pass
+    assert float(tape.jacobian(v, v)) == 1.0 and tape.watched_variables() == (v,)  # the reshape read watches it
+    assert tape.jacobian(frozen, frozen) is None
+    with tl.GradientTape(watch_accessed_variables=False) as tape:
+        pass
+    assert tape.jacobian(v, v) is None
+
+
+def test_second_order_with_respect_to_a_quotient_is_none_as_in_tf():
+    # d(w / x)/dx = -w / x^2 is computed from x and w (TF's rule), not from the quotient q: so d/dq of it is None
+    x, w = tl.constant(0.4), tl.constant(1.5)
+    with tl.GradientTape() as outer:
+        outer.watch([x, w])
+        with tl.GradientTape() as inner:
+            inner.watch(x)
+            q = w / x
+        g = inner.gradient(q, x)
+    gx, gw, gq = outer.gradient(g, [x, w, q])
+    np.testing.assert_allclose([float(gx), float(gw)], [2 * 1.5 / 0.4 ** 3, -1 / 0.4 ** 2], rtol=1e-6)
+    assert gq is None
+
+
+def test_watched_variables_lists_int_variables_read_but_not_untrainable_ones():
+    a, b, c = tl.Variable(3.0, trainable=False), tl.Variable(2.0), tl.Variable(1)
+    with tl.GradientTape() as tape:
+        a * b
+        c * 2
+    assert tape.watched_variables() == (b, c)
+    with tl.GradientTape(watch_accessed_variables=False) as tape:
+        c * 2
+    assert tape.watched_variables() == ()
+
+
 def test_an_op_without_a_rule_for_a_tracked_input_fails_loudly(monkeypatch):
     from tapelab.engine.primitives import OPS, Op
     from tapelab.engine.tape import run
