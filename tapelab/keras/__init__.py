@@ -13,6 +13,7 @@ from tapelab.keras import (  # noqa: F401
     activations,
     backend,
     callbacks,
+    convolutional,
     datasets,
     initializers,
     layers,
@@ -36,9 +37,10 @@ from tapelab.keras.optimizers import Optimizer  # noqa: F401
 
 layers.Sequential = Sequential  # tl.layers.Sequential, as before (models imports layers, so not the other way)
 layers.SimpleRNN, layers.GRU = recurrent.SimpleRNN, recurrent.GRU  # (recurrent builds on layers)
-for _name in merging.__all__:  # (merge layers build on layers too)
-    setattr(layers, _name, getattr(merging, _name))
-layers.__all__ = sorted(layers.__all__ + recurrent.__all__ + merging.__all__)
+for _module in (merging, convolutional):  # (merge layers and the other image layers build on layers too)
+    for _name in _module.__all__:
+        setattr(layers, _name, getattr(_module, _name))
+layers.__all__ = sorted(layers.__all__ + recurrent.__all__ + merging.__all__ + convolutional.__all__)
 
 __all__ = ["Initializer", "Input", "Layer", "Loss", "Metric", "Model", "Optimizer", "Sequential", "activations",
            "backend", "callbacks", "datasets", "initializers", "layers", "losses", "metrics", "models", "optimizers",
