@@ -26,7 +26,8 @@ MIRRORS = {
     "tapelab.keras.metrics": "tf.keras.metrics", "tapelab.keras.models": "tf.keras.models",
     "tapelab.keras.activations": "tf.keras.activations", "tapelab.keras.initializers": "tf.keras.initializers",
     "tapelab.keras.utils": "tf.keras.utils", "tapelab.keras.backend": "tf.keras.backend", "tapelab.data": "tf.data",
-    "tapelab.keras.callbacks": "tf.keras.callbacks",
+    "tapelab.keras.callbacks": "tf.keras.callbacks", "tapelab.keras.regularizers": "tf.keras.regularizers",
+    "tapelab.keras.random": "tf.keras.random",
 }
 
 # public names TF does not have (or has elsewhere): what each is for
@@ -49,6 +50,8 @@ TAPELAB_ONLY = {
     ("tapelab.keras.metrics", "accuracy"): "the fraction of argmax predictions that match the labels (Keras 2 had it)",
     ("tapelab.keras.metrics", "evaluate_accuracy"): "a model's accuracy on a dataset, in batches (the lessons use it)",
     ("tapelab.keras.losses", "mean_squared_error"): "Keras 2's name for MSE (Keras 3: keras.losses.MSE)",
+    ("tapelab.keras", "saving"): "Keras 3's keras.saving (import keras), whose register_keras_serializable TF has as "
+                                 "tf.keras.utils.register_keras_serializable",
     ("tapelab.keras.callbacks", "LiveLossPlot"): "fit(plot=True)'s live plot of the loss, as a callback",
     ("tapelab.keras.callbacks", "LiveFlowPlot"): "fit(flow=True)'s live plot of each layer's gradient norm, as a "
                                                  "callback",

@@ -163,5 +163,5 @@ config.threading.limit_at_import()  # numpy's BLAS on one thread unless the user
 # the public names: TF's (docs/tf_api.md lists them against TensorFlow 2.21) and tapelab's own teaching tools
 # (tl.function and tl.nest exist but stay out of the list, as before: tl.function has an argument TF's lacks)
 _IMPLEMENTATION = {"array_ops", "control_flow", "engine", "exercises", "function", "lessons", "models", "module",
-                   "nest", "op_wrappers", "printing", "tensor_operators", "threads", "unsupported"}
+                   "nest", "op_wrappers", "printing", "random_streams", "tensor_operators", "threads", "unsupported"}
 __all__ = sorted(name for name in dir() if not name.startswith("_") and name not in _IMPLEMENTATION)

@@ -1,7 +1,14 @@
-"""Random tensors from one seedable generator, like ``tf.random``."""
+"""Random tensors, like ``tf.random``: the same numbers as TF's for the same seeds.
+
+``normal``, ``uniform`` and ``truncated_normal`` draw TF's own streams (:mod:`tapelab.random_streams`): after
+``tl.random.set_seed(22)`` a program draws what TF draws after ``tf.random.set_seed(22)``, call by call (an op
+``seed=`` too). tapelab's other randomness (layers' initial weights, dropout, shuffling) comes from one numpy
+generator that ``set_seed`` seeds as well: seeded runs repeat, with numbers of their own.
+"""
 
 import numpy as np
 
+from tapelab import random_streams
 from tapelab.engine import dtypes
 from tapelab.engine.function import _python_node_or_none
 from tapelab.engine.learner import spell
@@ -10,13 +17,16 @@ from tapelab.op_wrappers import shape_tuple
 
 _generator = np.random.default_rng()
 _seeded = {}  # op-level seed -> its generator
+_streams = random_streams.Streams()  # TF's global seed, op seeds and kernels' places
 
 
 def set_seed(seed):
-    """Make every later random draw (``normal``, ``uniform``, layer initialisers) repeatable."""
+    """Make every later random draw (``normal``, ``uniform``, layer initialisers) repeatable; ``normal``,
+    ``uniform`` and ``truncated_normal`` then draw TF's numbers for that seed."""
     global _generator
     _generator = np.random.default_rng(seed)
     _seeded.clear()
+    _streams.set_global_seed(seed)
 
 
 def generator(seed=None):
@@ -37,7 +47,18 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=No
     """
     np_dtype = _float("normal", dtype)
     shape = shape_tuple(shape)
-    return _drawn("random.normal", lambda m, s: generator(seed).normal(m, s, shape), (mean, stddev), shape, np_dtype)
+    draw = _stream("normal", random_streams.normal, seed, shape, np_dtype)
+    return _drawn("random.normal", lambda m, s: draw() * np_dtype.type(s) + np_dtype.type(m), (mean, stddev), shape,
+                  np_dtype)
+
+
+def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
+    """Samples from N(mean, stddev^2), each drawn again while it is more than two standard deviations out."""
+    np_dtype = _float("truncated_normal", dtype)
+    shape = shape_tuple(shape)
+    draw = _stream("truncated_normal", random_streams.truncated_normal, seed, shape, np_dtype)
+    return _drawn("random.truncated_normal", lambda m, s: draw() * np_dtype.type(s) + np_dtype.type(m),
+                  (mean, stddev), shape, np_dtype)
 
 
 def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
@@ -51,11 +72,32 @@ def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=
         if not isinstance(minval, Tensor) and not isinstance(maxval, Tensor) and not minval < maxval:
             raise ValueError(f"uniform: needs minval < maxval (integers are drawn from [minval, maxval)), got "
                              f"minval={minval} and maxval={maxval}.")
-        return _drawn("random.uniform", lambda lo, hi: generator(seed).integers(lo, hi, shape), (minval, maxval),
-                      shape, dt.as_numpy_dtype)
+        seeds = _streams.seeds(seed)
+        size = int(np.prod(shape, dtype=np.int64))
+        return _drawn("random.uniform", lambda lo, hi: random_streams.integers(
+            *seeds, _streams.skip("uniform_int", dt.as_numpy_dtype, seeds, size), size, lo, hi,
+            dt.as_numpy_dtype).reshape(shape), (minval, maxval), shape, dt.as_numpy_dtype)
     np_dtype = _float("uniform", dtype)
-    return _drawn("random.uniform", lambda lo, hi: generator(seed).uniform(lo, hi, shape),
-                  (minval, 1 if maxval is None else maxval), shape, np_dtype)
+    draw = _stream("uniform", random_streams.uniform, seed, shape, np_dtype)
+    maxval = 1 if maxval is None else maxval
+    if _is_int(minval, 0) and _is_int(maxval, 1):  # TF's order of operations, for the same rounding
+        return _drawn("random.uniform", lambda lo, hi: draw(), (minval, maxval), shape, np_dtype)
+    if _is_int(minval, 0):
+        return _drawn("random.uniform", lambda lo, hi: draw() * np_dtype.type(hi), (minval, maxval), shape, np_dtype)
+    return _drawn("random.uniform", lambda lo, hi: draw() * (np_dtype.type(hi) - np_dtype.type(lo)) + np_dtype.type(lo),
+                  (minval, maxval), shape, np_dtype)
+
+
+def _is_int(value, number):
+    return isinstance(value, int) and not isinstance(value, bool) and value == number
+
+
+def _stream(op, distribution, seed, shape, np_dtype):
+    """A function drawing ``shape`` values of ``distribution`` (:mod:`tapelab.random_streams`) as TF's op ``op``
+    with ``seed`` does: its seeds fixed now, each call going on where the last one stopped (as TF's kernel)."""
+    seeds = _streams.seeds(seed)
+    size = int(np.prod(shape, dtype=np.int64))
+    return lambda: distribution(*seeds, _streams.skip(op, np_dtype, seeds, size), size, np_dtype).reshape(shape)
 
 
 def _drawn(name, draw, bounds, shape, np_dtype):
@@ -78,4 +120,4 @@ def _float(name, dtype):
         )
     return dt.as_numpy_dtype
 
-__all__ = ["normal", "set_seed", "uniform"]
+__all__ = ["normal", "set_seed", "truncated_normal", "uniform"]

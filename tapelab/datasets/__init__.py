@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 
+from tapelab import random_streams
+
 
 def __getattr__(name):
     # `tl.datasets.mnist` is imported on first use (keeps `import tapelab` fast, and lets
@@ -33,11 +35,12 @@ def linear_regression(n=1000, weight=5.0, bias=2.0, noise=0.0, seed=0):
     """
     if int(n) != n or n < 1:
         raise ValueError(f"linear_regression: n must be a positive integer, got {n!r}")
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal(int(n)).astype(np.float32)
+    streams = random_streams.Streams()  # (TF's draws after set_seed(seed), without touching tl.random's state)
+    streams.set_global_seed(seed)
+    X = random_streams.normal(*streams.seeds(), 0, int(n), np.float32)
     Y = np.float32(weight) * X + np.float32(bias)
     if noise:
-        Y = Y + (noise * rng.standard_normal(int(n))).astype(np.float32)
+        Y = Y + (noise * random_streams.normal(*streams.seeds(), 0, int(n), np.float32)).astype(np.float32)
     return X, Y.astype(np.float32)
 
 

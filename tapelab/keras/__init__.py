@@ -15,6 +15,7 @@ from tapelab.keras import (  # noqa: F401
     callbacks,
     convolutional,
     datasets,
+    functional,
     initializers,
     layers,
     losses,

@@ -210,4 +210,6 @@ def _as_input(name, t, value):
     return value
 
 
+Model._functional = Functional  # (what Model(inputs, outputs) makes)
+
 __all__ = ["Functional"]

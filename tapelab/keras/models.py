@@ -55,11 +55,11 @@ class Model(Layer):
     picture groups them layer by layer.
     """
 
+    _functional = None  # the Functional class (tapelab/keras/functional.py builds on this module and sets it)
+
     def __new__(cls, *args, **kwargs):
         if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):  # Model(inputs, outputs): Keras's
-            from tapelab.keras.functional import Functional  # functional API (functional.py builds on this module)
-
-            return super().__new__(Functional)
+            return super().__new__(Model._functional)  # functional API
         return super().__new__(cls)
 
     def __init__(self, *args, **kwargs):
@@ -308,7 +308,8 @@ class Model(Layer):
         rule = "-" * (sum(widths) + 2 * len(widths) - 2)
         trainable = sum(v.shape.num_elements() for v in self.trainable_variables)
         total = self.count_params()
-        print_fn("\n".join([f'Model: "{self.name}"', rule, line(*header).rstrip(), rule, *[line(*r).rstrip() for r in rows], rule,
+        table = [line(*row).rstrip() for row in [header, *rows]]
+        print_fn("\n".join([f'Model: "{self.name}"', rule, table[0], rule, *table[1:], rule,
                             f"Total params: {total:,}", f"Trainable params: {trainable:,}",
                             f"Non-trainable params: {total - trainable:,}"]))
 

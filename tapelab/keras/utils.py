@@ -37,8 +37,7 @@ def plot_model(model, to_file=None, show_shapes=False, show_dtype=False, show_la
     are ``tl.viz.draw(tape, collapse=True)``: one box per layer, each holding that layer's ops."""
     from tapelab.keras.functional import Functional
     from tapelab.keras.models import Sequential
-    from tapelab.viz.dot import quote
-    from tapelab.viz.render import drawing
+    from tapelab.lessons.plots import layer_graph  # (Graphviz loads only when a picture is made)
 
     if isinstance(model, Functional):
         boxes, arrows = model.graph()
@@ -50,9 +49,7 @@ def plot_model(model, to_file=None, show_shapes=False, show_dtype=False, show_la
                          "draws the layer graph of a functional model (tl.keras.Model(inputs, outputs)) or a "
                          "Sequential one. A subclassed model's graph is what its call() does: record one step on a "
                          "tape and draw it by layer, tl.viz.draw(tape, collapse=True).")
-    lines = ["digraph model {", f'  graph [rankdir={rankdir}, fontname="Helvetica", nodesep=0.3, ranksep=0.35];',
-             '  node [shape=box, style="rounded,filled", fillcolor="#eef3fb", fontname="Helvetica", fontsize=10];',
-             '  edge [color="#555555", arrowsize=0.7];']
+    labels = []
     for key, box in boxes:
         if hasattr(box, "count_params"):  # a layer
             text = f"{box.name} ({type(box).__name__})" if show_layer_names else type(box).__name__
@@ -60,11 +57,10 @@ def plot_model(model, to_file=None, show_shapes=False, show_dtype=False, show_la
                 text += f"\noutput: {getattr(box, 'output_shape', None) or '?'}"
             if show_dtype:
                 text += f"\ndtype: {box.dtype.name}"
-            lines.append(f"  n{key} [label={quote(text)}];")
+            labels.append((key, text, True))
         else:  # an operator (x + y) between layers
-            lines.append(f'  n{key} [label={quote(box)}, shape=ellipse, fillcolor="#ffffff"];')
-    lines += [f"  n{a} -> n{b};" for a, b in arrows] + ["}"]
-    picture = drawing("\n".join(lines))
+            labels.append((key, box, False))
+    picture = layer_graph(labels, arrows, rankdir)
     if to_file is not None:
         picture.save(to_file)
     return picture

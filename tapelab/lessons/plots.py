@@ -252,6 +252,21 @@ class FlowPlot(LossPlot):
         return _png(fig, self.title)
 
 
+def layer_graph(boxes, arrows, rankdir="TB"):
+    """A model's layer graph drawn by Graphviz (``keras.utils.plot_model``): ``boxes`` are ``(key, text, is_layer)``
+    (a layer a rounded box, an operator such as ``add`` an ellipse), ``arrows`` ``(from key, to key)``."""
+    from tapelab.viz.dot import quote
+    from tapelab.viz.render import drawing
+
+    lines = ["digraph model {", f'  graph [rankdir={rankdir}, fontname="Helvetica", nodesep=0.3, ranksep=0.35];',
+             '  node [shape=box, style="rounded,filled", fillcolor="#eef3fb", fontname="Helvetica", fontsize=10];',
+             '  edge [color="#555555", arrowsize=0.7];']
+    operator = ', shape=ellipse, fillcolor="#ffffff"'
+    lines += [f"  n{key} [label={quote(text)}{'' if is_layer else operator}];" for key, text, is_layer in boxes]
+    lines += [f"  n{a} -> n{b};" for a, b in arrows] + ["}"]
+    return drawing("\n".join(lines))
+
+
 class progress:
     """A ``tqdm.auto`` progress bar (a widget in Jupyter, text in a terminal) that can show the loss.
 
