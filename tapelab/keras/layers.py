@@ -136,7 +136,7 @@ class Layer(Module):
                 "dtype": self.dtype.name}
 
     @classmethod
-    def from_config(cls, config):
+    def from_config(cls, config, custom_objects=None):
         """A new layer from :meth:`get_config`'s dict: ``cls(**config)``."""
         return cls(**config)
 
@@ -400,15 +400,13 @@ def _check_batched(layer, shape):
 
 
 def _as_layer_dtype(layer, x):
-    """Float inputs are cast to the layer's dtype (Keras's autocast); integer pixels need scaling first."""
+    """Inputs are cast to the layer's dtype, as Keras 3 casts them (integers too: uint8 pixels become 0.0 ..
+    255.0, which a model learns from poorly; scale them first, x / 255)."""
     if x._value.dtype == layer.dtype.as_numpy_dtype:
         return x
-    if x.dtype.is_floating:
+    if x.dtype.is_floating or x.dtype.is_integer or x.dtype.is_bool:
         return array_ops.cast(x, layer.dtype)
-    raise TypeError(
-        f"{layer.name}: inputs have dtype {x.dtype.name} but the layer computes in {layer.dtype.name}. "
-        f"Convert them first, e.g. x = x.astype('float32') / 255 for uint8 images."
-    )
+    raise TypeError(f"{layer.name}: inputs have dtype {x.dtype.name}; the layer computes in {layer.dtype.name}")
 
 
 class Flatten(Layer):
@@ -669,7 +667,7 @@ class InputLayer(Layer):
     def __init__(self, shape=None, batch_size=None, dtype=None, name=None, **kwargs):
         if shape is None:
             raise ValueError("Input: give the shape of one example, e.g. tl.keras.Input(shape=(28, 28))")
-        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        shape = (shape,) if isinstance(shape, int) else tuple(None if n is None else int(n) for n in shape)
         super().__init__(name=name, dtype=dtype or dtypes.float32, input_shape=shape, **kwargs)
         self.batch_size = batch_size
         self.output_shape = (batch_size,) + shape
@@ -678,11 +676,16 @@ class InputLayer(Layer):
         return inputs
 
 
-def Input(shape=None, batch_size=None, dtype=None, name=None, **kwargs):  # noqa: N802 - Keras's name
+def Input(shape=None, batch_size=None, dtype=None, name=None, batch_shape=None, **kwargs):  # noqa: N802 - Keras's
     """A symbolic tensor for one input of a model: ``Input(shape=(784,))`` stands for a batch of examples of that
     shape (:class:`~tapelab.keras.symbolic.KerasTensor`). Call layers on it and give both ends to
     ``tl.keras.Model(inputs, outputs)`` (the functional API), or start a Sequential model with it:
-    ``Sequential([Input((28, 28)), ...])``."""
+    ``Sequential([Input((28, 28)), ...])``. ``None`` in the shape is a size known only when data comes (a sequence's
+    length); ``batch_shape=(8, 32)`` is ``shape=(32,), batch_size=8``."""
+    if batch_shape is not None:
+        if shape is not None:
+            raise ValueError("Input: give shape= or batch_shape=, not both (batch_shape is (batch_size, *shape))")
+        batch_size, shape = batch_shape[0], tuple(batch_shape[1:])
     layer = InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, name=name, **kwargs)
     return symbolic.input_tensor(layer, layer.input_shape_declared, batch_size, layer.dtype, name)
 

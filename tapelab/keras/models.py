@@ -14,6 +14,7 @@ it to the optimizer. Read ``train_step`` below: that is all ``fit`` does, beside
 
 import contextlib
 import itertools
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -104,10 +105,12 @@ class Model(Layer):
         loss trained is the weighted sum, and ``fit`` logs each output's as ``<output>_loss``."""
         if kwargs:
             raise TypeError(f"{self.name}.compile: unexpected keyword argument(s) {', '.join(sorted(kwargs))}")
-        if loss is None:
-            raise ValueError(spell(f"{self.name}.compile: give a loss, e.g. loss='sparse_categorical_crossentropy' "
-                                   "or loss=tl.keras.losses.SparseCategoricalCrossentropy(from_logits=True)"))
         self.optimizer = optimizers_module.get(optimizer)
+        self._compiled = True
+        if loss is None:  # (the model's own losses, add_loss and regularizers, are then all it trains on)
+            self.loss, self.compiled_metrics, self._output_losses = None, [metrics_module.get(m) for m in
+                                                                            _as_list(metrics)], {}
+            return
         names = self.output_names
         if len(names) > 1:
             self.loss = losses_module.OutputLosses(names, loss, loss_weights)
@@ -147,8 +150,11 @@ class Model(Layer):
             predictions = self(x, training=True)  # (the first call builds the layers' weights)
             loss = self.compute_loss(y, predictions)
         variables = self.trainable_variables
-        gradients = tape.gradient(loss, variables)
-        self.optimizer.apply_gradients(zip(gradients, variables))
+        if variables:
+            gradients = tape.gradient(loss, variables)
+            self.optimizer.apply_gradients(zip(gradients, variables))
+        else:
+            warnings.warn("The model does not have any trainable weights.", stacklevel=2)
         self.last_tape, self._step_loss = tape, loss
         return self._update_metrics(loss, y, predictions)
 
@@ -161,10 +167,15 @@ class Model(Layer):
     def compute_loss(self, y, predictions):
         """The compiled loss, plus the model's extra losses (``self.losses``: ``add_loss`` values, regularizers),
         as Keras adds them: what ``train_step`` differentiates and ``fit`` logs as ``loss``."""
-        loss = self.loss(y, predictions)
+        loss = None if self.loss is None else self.loss(y, predictions)
         for extra in self.losses:
             extra = convert_to_tensor(extra)
-            loss = tmath.add(loss, tmath.reduce_sum(extra) if extra.ndim else extra)
+            extra = tmath.reduce_sum(extra) if extra.ndim else extra
+            loss = extra if loss is None else tmath.add(loss, extra)
+        if loss is None:
+            raise ValueError(spell(f"{self.name}: No loss to compute. Provide a `loss` argument in `compile()`, e.g. "
+                                   "loss='sparse_categorical_crossentropy' (this model adds no loss of its own with "
+                                   "add_loss or a regularizer)."))
         return loss
 
     def _update_metrics(self, loss, y, predictions):
@@ -281,7 +292,7 @@ class Model(Layer):
         return nest.pack_like(outputs[0], [np.concatenate(parts) for parts in zip(*map(nest.flatten, outputs))])
 
     def _check_compiled(self, what):
-        if self.loss is None:
+        if not self.__dict__.get("_compiled"):
             raise RuntimeError(spell(f"{self.name}.{what}: the model is not compiled. Call model.compile(optimizer="
                                      "'adam', loss='sparse_categorical_crossentropy', metrics=['accuracy']) first."))
 

@@ -61,6 +61,17 @@ class Optimizer:
         self.iterations += 1
         return self.iterations
 
+    def apply(self, grads, trainable_variables=None):
+        """Keras 3's form of :meth:`apply_gradients`: ``optimizer.apply(grads, model.trainable_variables)``."""
+        if trainable_variables is None:
+            raise ValueError(f"{self.name}.apply: give the variables the gradients are for: "
+                             "optimizer.apply(grads, model.trainable_variables)")
+        grads, trainable_variables = list(grads), list(trainable_variables)
+        if len(grads) != len(trainable_variables):
+            raise ValueError(f"{self.name}.apply: {len(grads)} gradients for {len(trainable_variables)} variables; "
+                             "give one gradient per variable, in the same order (tape.gradient(loss, variables)).")
+        return self.apply_gradients(zip(grads, trainable_variables))
+
     def _checked_pairs(self, pairs):
         """``(updates, missing)``: ``(gradient as a numpy array, variable)`` for each gradient given, and the names
         of the variables whose gradient is None. Anything but a (gradient, Variable) pair is refused."""

@@ -23,6 +23,7 @@ from tapelab.engine.recording import state as _state
 from tapelab.engine.tensor import Tensor
 
 _numbers = itertools.count()
+SIZES = (16, 17)  # what a size the graph leaves open (None) is in the two examples a graph is built on
 
 
 class Node:
@@ -52,14 +53,18 @@ class KerasTensor:
     another model or to an operator (``+ - * / @``, ``x[...]``); ``tl.keras.Model(inputs, outputs)`` turns the
     graph into a model that computes."""
 
-    __slots__ = ("shape", "dtype", "name", "node", "_example")
+    __slots__ = ("shape", "dtype", "name", "node", "_examples")
     __array_priority__ = 200  # `ndarray + keras_tensor` defers to KerasTensor.__radd__
     _not_a_tensor = None  # (set below: what tl.convert_to_tensor says when given one)
 
-    def __init__(self, example, node, name=None, batch_size=None):
-        self._example = example  # a real tensor of this shape with one example (the layers were built on it)
-        self.shape = (batch_size,) + tuple(example._value.shape[1:]) if example._value.ndim else ()
-        self.dtype = example.dtype.name
+    def __init__(self, examples, node, name=None, batch_size=None):
+        # two real tensors of this shape with one example each (the layers were built on the first): a size the
+        # graph does not fix (None) is 16 in the first and 17 in the second, so where they differ the size is None
+        self._examples = examples
+        first, second = (e._value.shape for e in examples)
+        self.shape = (batch_size,) + tuple(a if a == b else None for a, b in zip(first[1:], second[1:])) \
+            if len(first) else ()
+        self.dtype = examples[0].dtype.name
         self.name = name or f"keras_tensor{_suffix(next(_numbers))}"
         self.node = node
 
@@ -156,29 +161,38 @@ def call(fn, args, kwargs, layer=None):
     KerasTensors' examples (unrecorded, not training), which builds a layer's weights and gives the outputs' shapes
     and dtypes; it returns KerasTensors in the structure ``fn`` returned."""
     node = Node(fn, args, kwargs, layer)
-    example_args, example_kwargs = _replace((list(args), kwargs), lambda t: t._example)
-    if layer is not None:
-        example_kwargs.setdefault("training", False)
+    first = _run_on_examples(node, 0)
+    unfixed = any(e0 is not e1 for t in node.inputs for e0, e1 in [t._examples])  # (a None size in some input)
+    second = _run_on_examples(node, 1) if unfixed else first
+    batch = _batch_size(node.inputs)
+    node.outputs = nest.pack_like(first, [KerasTensor(pair, node, batch_size=batch)
+                                          for pair in zip(nest.flatten(first), nest.flatten(second))])
+    if layer is not None and "_node" not in layer.__dict__:  # (layer.input, layer.output: its first call's)
+        layer.__dict__["_node"] = node
+        if isinstance(node.outputs, KerasTensor):
+            layer.output_shape = node.outputs.shape  # (for summary(): with None where the graph fixes no size)
+    return node.outputs
+
+
+def _run_on_examples(node, k):
+    """The node's call on its inputs' ``k``-th examples (unrecorded; a layer not training)."""
+    args, kwargs = _replace((list(node.args), node.kwargs), lambda t: t._examples[k])
+    if node.layer is not None:
+        kwargs.setdefault("training", False)
+    what = f"layer {node.layer.name!r}" if node.layer is not None else getattr(node.call, "__name__", "an operator")
     try:
         with unrecorded():
-            out = fn(*example_args, **example_kwargs)
+            out = node.call(*args, **kwargs)
     except Exception as e:
-        what = f"layer {layer.name!r}" if layer is not None else getattr(fn, "__name__", "an operator")
         shapes = ", ".join(str(t.shape) for t in node.inputs)
         e.add_note(f"(raised while building the model: {what} was called on KerasTensors of shapes {shapes}; "
-                   "shapes above with a batch of 1 are the example tapelab builds it on.)")
+                   f"tapelab builds it on examples: a batch of 1, and {SIZES[k]} for each None size.)")
         raise
-    batch = _batch_size(node.inputs)
-    leaves = nest.flatten(out)
-    for leaf in leaves:
+    for leaf in nest.flatten(out):
         if not isinstance(leaf, Tensor):
-            what = f"layer {layer.name!r}" if layer is not None else getattr(fn, "__name__", "the operator")
             raise TypeError(f"{what} returned {type(leaf).__name__} {leaf!r} on a KerasTensor; a layer's call() "
                             "must return tensors (tl ops on its inputs).")
-    node.outputs = nest.pack_like(out, [KerasTensor(leaf, node, batch_size=batch) for leaf in leaves])
-    if layer is not None:
-        layer.__dict__.setdefault("_node", node)  # (layer.input and layer.output: its first call's, as Keras)
-    return node.outputs
+    return out
 
 
 def _batch_size(inputs):
@@ -195,8 +209,11 @@ def _replace(structure, value_of):
 def input_tensor(layer, shape, batch_size, dtype, name):
     """The KerasTensor ``keras.Input`` gives: made by ``layer`` (an InputLayer), which nothing feeds."""
     node = Node(layer, (), {}, layer)
-    example = Tensor(np.zeros((batch_size or 1,) + tuple(shape), dtypes.as_dtype(dtype).as_numpy_dtype))
-    node.outputs = KerasTensor(example, node, name=name, batch_size=batch_size)
+    np_dtype = dtypes.as_dtype(dtype).as_numpy_dtype
+    examples = [Tensor(np.zeros((batch_size or 1,) + tuple(size if n is None else n for n in shape), np_dtype))
+                for size in SIZES]
+    node.outputs = KerasTensor(examples if None in shape else examples[:1] * 2, node, name=name,
+                               batch_size=batch_size)
     layer.__dict__["_node"] = node
     return node.outputs
 
