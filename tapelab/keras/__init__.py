@@ -15,6 +15,7 @@ from tapelab.keras import (  # noqa: F401
     callbacks,
     convolutional,
     datasets,
+    embedding,
     functional,
     initializers,
     layers,
@@ -38,10 +39,11 @@ from tapelab.keras.optimizers import Optimizer  # noqa: F401
 
 layers.Sequential = Sequential  # tl.layers.Sequential, as before (models imports layers, so not the other way)
 layers.SimpleRNN, layers.GRU = recurrent.SimpleRNN, recurrent.GRU  # (recurrent builds on layers)
-for _module in (merging, convolutional):  # (merge layers and the other image layers build on layers too)
+for _module in (merging, convolutional, embedding):  # (merge layers and the other image layers build on layers too)
     for _name in _module.__all__:
         setattr(layers, _name, getattr(_module, _name))
-layers.__all__ = sorted(layers.__all__ + recurrent.__all__ + merging.__all__ + convolutional.__all__)
+layers.__all__ = sorted(layers.__all__ + recurrent.__all__ + merging.__all__ + convolutional.__all__
+                        + embedding.__all__)
 
 __all__ = ["Initializer", "Input", "Layer", "Loss", "Metric", "Model", "Optimizer", "Sequential", "activations",
            "backend", "callbacks", "datasets", "initializers", "layers", "losses", "metrics", "models", "optimizers",
