@@ -17,7 +17,8 @@ from tapelab import array_ops
 from tapelab.engine import nest
 from tapelab.engine.learner import spell
 from tapelab.engine.tensor import Tensor, convert_to_tensor
-from tapelab.keras.layers import InputLayer
+from tapelab.keras import symbolic
+from tapelab.keras.layers import InputLayer, Layer
 from tapelab.keras.models import Model
 from tapelab.keras.symbolic import KerasTensor
 
@@ -37,8 +38,7 @@ class Functional(Model):
                     f"{t.node.name!r} made. Give the Input the graph starts from (a model's inputs are where data "
                     "enters)."))
         self._nodes = _nodes_between(self.name, self._input_tensors, self._output_tensors)
-        layers = [t.node.layer for t in self._input_tensors] + [n.layer for n in self._nodes if n.layer is not None]
-        self._layers = list({id(layer): layer for layer in layers}.values())  # (a shared layer once)
+        self._layers = _layers_in_keras_order(self._input_tensors, self._output_tensors)
         self.built = True
 
     @property
@@ -143,9 +143,119 @@ class Functional(Model):
                 connected.setdefault(id(node.layer), []).extend(sources)
         return super().summary(print_fn, connected={k: ", ".join(v) for k, v in connected.items()})
 
+    # --- the graph as a config: get_config() / Model.from_config(config, custom_objects) ---------------------
+    def get_config(self):
+        """The graph as plain data: each layer's class and config (in ``layers``' order), each call (``nodes``, in
+        order: which layer, by its place in ``layers``, or which operator, on what), and which tensors are the
+        inputs and outputs. Operators' arguments (a slice's bounds) are kept as they
+        are. A tensor is named by a reference ``[node, k]`` (the k-th output of that node; the i-th
+        input is ``["input", i]``)."""
+        ref = {id(t): ["input", i] for i, t in enumerate(self._input_tensors)}
+        index = {id(layer): k for k, layer in enumerate(self._layers)}
+        nodes = []
+        for position, node in enumerate(self._nodes):
+            args, kwargs = _swap((list(node.args), node.kwargs), lambda t: ref[id(t)])
+            nodes.append({"layer": index[id(node.layer)], "args": args, "kwargs": kwargs} if node.layer is not None
+                         else {"op": node.name, "args": args, "kwargs": kwargs})
+            for k, t in enumerate(nest.flatten(node.outputs)):
+                ref[id(t)] = [position, k]
+        layers = [{"class_name": type(layer).__name__, "config": layer.get_config()} for layer in self._layers]
+        for entry, layer in zip(layers, self._layers):
+            if isinstance(layer, InputLayer):
+                entry["config"] = {"shape": layer.input_shape_declared, "batch_size": layer.batch_size,
+                                   "dtype": layer.dtype.name, "name": layer.name}
+        return {"name": self.name, "trainable": self.trainable, "layers": layers, "nodes": nodes,
+                "inputs": nest.pack_like(self._inputs, [ref[id(t)] for t in self._input_tensors]),
+                "input_names": [t.name for t in self._input_tensors],
+                "input_layers": [index[id(t.node.layer)] for t in self._input_tensors],
+                "outputs": nest.pack_like(self._outputs, [ref[id(t)] for t in self._output_tensors])}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """A new functional model from :meth:`get_config`'s dict (new weights): each layer made again from its
+        class (found among tapelab's layers, ``custom_objects`` and registered classes) and called as before."""
+        from tapelab.keras import layers as layers_module
+        from tapelab.keras.saving import get_registered_object
+
+        made = []
+        for entry in config["layers"]:
+            name = entry["class_name"]
+            if name == "InputLayer":
+                made.append(layers_module.InputLayer(**entry["config"]))
+                continue
+            layer_class = get_registered_object(name, custom_objects, vars(layers_module))
+            if layer_class is None:
+                raise TypeError(spell(
+                    f"Model.from_config: could not locate class {name!r}. A layer class of your own must be given: "
+                    f"Model.from_config(config, custom_objects={{{name!r}: {name}}}), or registered with "
+                    "@tl.keras.saving.register_keras_serializable()."))
+            made.append(layer_class.from_config(entry["config"]))
+        by_ref = {("input", k): _input_of(made[layer], name)
+                  for k, (layer, name) in enumerate(zip(config["input_layers"], config["input_names"]))}
+        for position, entry in enumerate(config["nodes"]):
+            args, kwargs = _swap((entry["args"], entry["kwargs"]), lambda r: by_ref[tuple(r)], refs=True)
+            out = made[entry["layer"]](*args, **kwargs) if "layer" in entry else \
+                symbolic.call(_operator(entry["op"]), args, kwargs)
+            for k, t in enumerate(nest.flatten(out)):
+                by_ref[(position, k)] = t
+        picked = {"inputs": None, "outputs": None}
+        for what in picked:
+            refs = config[what]
+            leaves = [by_ref[tuple(r)] for r in _refs(refs)]
+            picked[what] = nest.pack_like(_ref_structure(refs), leaves)
+        return cls(picked["inputs"], picked["outputs"], name=config.get("name"),
+                   trainable=config.get("trainable", True))
+
     def __repr__(self):
         return f"<tapelab.keras.Functional '{self.name}': {len(self._input_tensors)} input(s) -> " \
                f"{len(self._output_tensors)} output(s), {len(self._layers)} layers>"
+
+
+def _swap(structure, replace, refs=False):
+    """``structure`` with each KerasTensor (``refs``: each ``[node, k]`` reference) replaced by ``replace(it)``."""
+    if refs:
+        if _is_ref(structure):
+            return replace(structure)
+        if isinstance(structure, dict):
+            return {k: _swap(v, replace, refs) for k, v in structure.items()}
+        if isinstance(structure, (list, tuple)):
+            return type(structure)(_swap(v, replace, refs) for v in structure)
+        return structure
+    leaves = [replace(leaf) if isinstance(leaf, KerasTensor) else leaf for leaf in nest.flatten(structure)]
+    return nest.pack_like(structure, leaves)
+
+
+def _is_ref(value):
+    return isinstance(value, list) and len(value) == 2 and isinstance(value[1], int) and (
+        value[0] == "input" or isinstance(value[0], int))
+
+
+def _refs(structure):
+    if _is_ref(structure):
+        return [structure]
+    if isinstance(structure, dict):
+        return [r for k in sorted(structure) for r in _refs(structure[k])]
+    return [r for item in structure for r in _refs(item)]
+
+
+def _ref_structure(structure):
+    """The references' structure with each reference as one leaf (so nest.pack_like can fill it)."""
+    if _is_ref(structure):
+        return None
+    if isinstance(structure, dict):
+        return {k: _ref_structure(v) for k, v in structure.items()}
+    return [_ref_structure(item) for item in structure]
+
+
+def _input_of(layer, name):
+    """The KerasTensor ``keras.Input`` makes for a rebuilt InputLayer."""
+    return symbolic.input_tensor(layer, layer.input_shape_declared, layer.batch_size, layer.dtype, name)
+
+
+def _operator(name):
+    from tapelab.engine import tensor
+
+    return getattr(tensor._ops, name)
 
 
 def _structure(value):
@@ -194,6 +304,41 @@ def _nodes_between(name, inputs, outputs):
     for i, t in enumerate(outputs):
         visit(t, f"{i} ({t.name})")
     return order
+
+
+def _layers_in_keras_order(inputs, outputs):
+    """The model's layers as Keras lists them: by depth, the farthest from the outputs first (a layer's depth is
+    its longest path to an output), layers of one depth in the order a walk back from the outputs meets them; an
+    input no output uses, at depth 0. Each layer once; operators (``x + y``) are not layers."""
+    given = {id(t) for t in inputs}
+    met, walked, finished = {}, [], set()  # met: id(operation) -> (order met, operation)
+
+    def walk(t):  # depth first from an output, as Keras's _build_map
+        node = t.node
+        if id(node) in finished:
+            return
+        operation = node.layer if node.layer is not None else node
+        met.setdefault(id(operation), (len(met), operation))
+        if not isinstance(node.layer, InputLayer) and id(t) not in given:
+            for source in node.inputs:
+                walk(source)
+        finished.add(id(node))
+        walked.append(node)
+
+    for t in outputs:
+        walk(t)
+    node_depth, depth_of = {}, {}
+    for node in reversed(walked):  # from the outputs back: a node is one deeper than the deepest node it feeds
+        operation = node.layer if node.layer is not None else node
+        depth = max(node_depth.setdefault(id(node), 0), depth_of.get(id(operation), 0))
+        depth_of[id(operation)] = node_depth[id(node)] = depth
+        for source in node.inputs:
+            node_depth[id(source.node)] = max(depth + 1, node_depth.get(id(source.node), 0))
+    for t in inputs:  # (an input no output uses: depth 0, first of that depth)
+        if id(t.node.layer) not in depth_of:
+            depth_of[id(t.node.layer)], met[id(t.node.layer)] = 0, (-1, t.node.layer)
+    ordered = sorted(met.values(), key=lambda pair: (-depth_of[id(pair[1])], pair[0]))
+    return [operation for _, operation in ordered if isinstance(operation, Layer)]
 
 
 def _as_input(name, t, value):

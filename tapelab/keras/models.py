@@ -63,6 +63,14 @@ class Model(Layer):
             return super().__new__(Model._functional)  # functional API
         return super().__new__(cls)
 
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """A new model from a config: a functional model's graph (:meth:`Functional.from_config`), else
+        ``cls(**config)``."""
+        if "nodes" in config and cls is Model:
+            return Model._functional.from_config(config, custom_objects)
+        return super().from_config(config, custom_objects)
+
     def __init__(self, *args, **kwargs):
         if args:
             raise TypeError(spell(f"{type(self).__name__}() takes keyword arguments only (name=...), got "

@@ -128,3 +128,16 @@ def test_summary_of_a_graph_says_what_each_layer_is_connected_to(capsys):
     assert [line.split()[-1] for line in printed.splitlines() if line.startswith(("joined", "out"))] == \
         ["b", "joined"]
     assert "Total params: 16" in printed
+
+
+def test_from_config_names_the_class_it_cannot_find_and_how_to_give_it():
+    class Twice(keras.layers.Layer):
+        def call(self, x):
+            return 2.0 * x
+
+    inputs = keras.Input((3,))
+    config = keras.Model(inputs, Twice()(inputs)).get_config()
+    with pytest.raises(TypeError, match=r"could not locate class 'Twice'.*custom_objects=\{'Twice': Twice\}"):
+        keras.Model.from_config(config)
+    again = keras.Model.from_config(config, custom_objects={"Twice": Twice})
+    np.testing.assert_array_equal(again(np.ones((1, 3), np.float32)), [[2.0, 2.0, 2.0]])
