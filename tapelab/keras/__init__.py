@@ -9,6 +9,7 @@ tutorial code runs unchanged (``from tapelab.keras.layers import Dense, Flatten,
 The submodules are the implementations (``tl.layers`` is ``tl.keras.layers``, kept for short lesson code).
 """
 
+from tapelab.engine.errors import Unsupported
 from tapelab.keras import (  # noqa: F401
     activations,
     backend,
@@ -45,6 +46,10 @@ for _module in (merging, convolutional, embedding):  # (merge layers and the oth
 layers.__all__ = sorted(layers.__all__ + recurrent.__all__ + merging.__all__ + convolutional.__all__
                         + embedding.__all__)
 
+applications = Unsupported("tl.keras.applications", "pretrained models, whose weights are downloads",
+                           "build the model from tl.keras.layers and train it (lesson 07 builds a CNN).")
+
 __all__ = ["Initializer", "Input", "Layer", "Loss", "Metric", "Model", "Optimizer", "Sequential", "activations",
+           "applications",
            "backend", "callbacks", "datasets", "initializers", "layers", "losses", "metrics", "models", "optimizers",
            "random", "regularizers", "saving", "utils"]
