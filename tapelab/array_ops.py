@@ -9,9 +9,11 @@ import numpy as np
 
 from tapelab.engine import dtypes
 from tapelab.engine.errors import InvalidArgumentError
+from tapelab.engine.learner import spell
 from tapelab.engine.primitives import OPS
+from tapelab.engine.recording import tracing_graph
 from tapelab.engine.tape import run
-from tapelab.engine.tensor import Tensor, convert_to_tensor, to_numpy
+from tapelab.engine.tensor import Tensor, Variable, convert_to_tensor, note_slice, to_numpy
 from tapelab.op_wrappers import axes, pair, shape_deciding, shape_tuple
 
 newaxis = None  # x[tl.newaxis] adds an axis of size 1, as x[None] does
@@ -349,12 +351,87 @@ def getitem(tensor, key):
     elif isinstance(key, Tensor):
         key = key._value
     try:
-        return run(OPS["getitem"], (tensor,), key=key)
+        out = run(OPS["getitem"], (tensor,), key=key)
     except InvalidArgumentError as e:
         raise InvalidArgumentError(
             f"{e}. Index a tensor of shape {tuple(tensor.shape)} with at most {tensor.ndim} indices, each in "
             "0..size-1 (or -size..-1) of its axis."
         ) from None
+    if isinstance(tensor, Variable) and all(_strided(k) for k in (key if isinstance(key, tuple) else (key,))):
+        def assign(value, name=None):
+            """Write ``value`` into this slice of its Variable (TF's strided_slice_assign); returns the Variable."""
+            return _assign_slice(tensor, key, value)
+
+        note_slice(out, assign)  # v[1, 2].assign(9), as in TF
+    return out
+
+
+def _strided(k):
+    # a part of an index TF's strided slice takes (so its slice of a Variable can be assigned to): an int, a slice,
+    # ... or tl.newaxis (not a list, an array or a mask, which pick elements)
+    if k is None or k is Ellipsis or isinstance(k, slice):
+        return True
+    if isinstance(k, np.ndarray):
+        return k.ndim == 0 and k.dtype.kind in "iu"
+    return isinstance(k, (int, np.integer)) and not isinstance(k, (builtins.bool, np.bool_))
+
+
+def _index_text(key):
+    """``key`` as it is written between brackets: ``1, ::2, tl.newaxis``."""
+    def number(n):
+        return "" if n is None else str(int(n))
+
+    def part(k):
+        if k is Ellipsis:
+            return "..."
+        if k is None:
+            return "tl.newaxis"
+        if isinstance(k, slice):
+            return f"{number(k.start)}:{number(k.stop)}" + ("" if k.step is None else f":{number(k.step)}")
+        return number(k)
+    return ", ".join(part(k) for k in (key if isinstance(key, tuple) else (key,)))
+
+
+def _assign_slice(variable, key, value):
+    """``variable[key].assign(value)``, TF's ``strided_slice_assign``: ``value`` (of the Variable's dtype, of the
+    slice's shape or broadcasting to it) goes into that part of the Variable, through the Variable's own update (an
+    ``assign`` of the whole new value), so tapes and ``tl.function`` see an ordinary assign. Returns the Variable."""
+    slice_text = f"{variable.given_name or 'Variable'}[{_index_text(key)}]"
+    old = np.asarray(variable._value)
+    target = old[key].shape  # (basic indexing: a view, nothing copied)
+    dtype = variable.dtype.name
+    try:
+        new = convert_to_tensor(value, dtype=variable.dtype)
+    except (TypeError, ValueError) as e:
+        if type(e) not in (TypeError, ValueError):  # (a more precise error, e.g. UnsupportedError: as it is)
+            raise
+        raise type(e)(spell(
+            f"{slice_text}.assign: Variable '{variable.name}' has dtype {dtype} and keeps it, so the value for its "
+            f"slice {slice_text} must be {dtype} too. {e}")) from None
+    shape = tuple(new.shape)
+    while len(shape) > len(target) and shape[0] == 1:  # (leading axes of size 1 drop away, as in TF and numpy)
+        shape = shape[1:]
+    try:
+        fits = np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        fits = False
+    if not fits:
+        raise InvalidArgumentError(spell(
+            f"{slice_text}.assign: Cannot broadcast input shape {list(new.shape)} into final shape {list(target)}: "
+            f"the slice {slice_text} of Variable '{variable.name}' (shape {tuple(variable.shape)}) has shape "
+            f"{target}, and the value must have that shape or broadcast to it (a scalar fills the whole slice). Give "
+            f"a value of shape {target}, or choose the slice the value is shaped for."))
+    if tracing_graph() is None:  # eager: the new value made with numpy (the old array stays as tapes recorded it)
+        array = np.array(old)
+        array[key] = new._value.reshape(shape)
+        variable._update("assign", array, given=True)
+        return variable
+    # while tl.function traces: made by ops, so the graph computes it anew from the value on every call
+    mask = np.zeros(old.shape, dtype=builtins.bool)
+    mask[key] = True
+    spread = run(OPS["scatter"], (broadcast_to(reshape(new, shape), target),), key=key, shape=old.shape)
+    variable._update("assign", where(Tensor(mask), spread, variable))
+    return variable
 
 
 def _traced_index(tensor, parts, position):

@@ -2,6 +2,7 @@
 
 import itertools
 import sys
+import weakref
 
 import numpy as np
 
@@ -260,6 +261,33 @@ class Tensor:
     def __invert__(self):
         return _ops.logical_not(self)
 
+    # --- a slice of a Variable writes back into it -------------------------------------------
+    @property
+    def assign(self):
+        """``v[1, 2].assign(9)``: a slice of a Variable, read with ints, slices, ``...`` and ``tl.newaxis``, is an
+        ordinary tensor that can also write a value back into that part of its Variable (TF's
+        ``strided_slice_assign``); any other tensor has no ``assign``: its value never changes."""
+        found = _SLICES.get(self._key)
+        if found is None:
+            raise AttributeError(spell(
+                f"'{type(self).__name__}' object has no attribute 'assign': a tensor's value never changes. A "
+                "tl.Variable can be assigned to (v.assign(value)), and so can a slice of one read with ints, slices, "
+                "... and tl.newaxis (v[1, 2].assign(9), v[:, 0].assign(column)); a slice of a slice, or one picked by "
+                "a list or a mask, cannot. To change a tensor, make a new one (tl.where(mask, new_values, x)), or "
+                "keep the value in a tl.Variable."))
+        return found[1]
+
+
+_SLICES = {}  # a slice of a Variable, by its key -> (a weak reference to it, its assign): forgotten with the slice
+
+
+def note_slice(tensor, assign):
+    """``tensor`` is a slice of a Variable (``v[1, 2]``, ``v[:, 0]``): ``tensor.assign`` is now ``assign(value,
+    name=None)``, which writes ``value`` into that part of the Variable (``tl.getitem`` calls this). The slice stays
+    an ordinary tensor: its value (read when it was made, as in TF), its class and its gradient are unchanged."""
+    key = tensor._key
+    _SLICES[key] = (weakref.ref(tensor, lambda _, key=key: _SLICES.pop(key, None)), assign)
+
 
 def _broadcastable(x, y):
     try:
@@ -482,7 +510,12 @@ def _check_lossless(value, np_dtype):
                       f"{value.dtype} values are not silently converted to {np_dtype}. To convert explicitly, {fix}.")
             )
     elif np_dtype.kind in "iub":
-        if np.size(value) and np.asarray(value).dtype.kind in ("fiu" if np_dtype.kind == "b" else "f"):
+        if np_dtype.kind == "b" and np.size(value) and np.asarray(value).dtype.kind in "fiu":
+            raise TypeError(
+                spell(f"Cannot convert {value!r} to a tensor of dtype bool: Python numbers are not silently turned "
+                      f"into booleans. Write True / False, or compare, e.g. tl.constant({value!r}) != 0.")
+            )
+        if np.size(value) and np.asarray(value).dtype.kind == "f":
             raise TypeError(
                 spell(f"Cannot convert {value!r} to a tensor of dtype {np_dtype}: Python floats are not silently "
                       f"truncated. Use a float tensor, or tl.cast(tl.constant({value!r}), tl.{np_dtype}) to truncate.")
