@@ -18,6 +18,7 @@ import threading
 
 import numpy as np
 
+from tapelab import random_streams
 from tapelab.engine import dtypes, nest
 from tapelab.engine.errors import InvalidArgumentError
 from tapelab.engine.function import TensorSpec
@@ -120,16 +121,18 @@ class Dataset:
         time, refilling its place from the input. A buffer as big as the dataset shuffles it completely;
         a small one only mixes neighbours. ``seed`` makes the order repeat from run to run."""
         buffer_size = _positive_int("shuffle", "buffer_size", buffer_size, allow_autotune=False)
-        if seed is None:
-            from tapelab import random
+        from tapelab import random
 
-            seed = int(random.generator().integers(2**63))
-        passes = itertools.count()
+        seeds = random._streams.seeds(seed)  # (TF's: the global seed, and the op seed given or drawn)
+        passes = random_streams.Words(*seeds)  # each pass draws its two seeds from here, as TF's seed generator
 
         def elements():
-            k = next(passes) if reshuffle_each_iteration and not getattr(_peek, "on", False) else 0
-            rng = np.random.default_rng([seed, k])
-            return _shuffled(self._elements(), buffer_size, rng)
+            if not reshuffle_each_iteration:
+                words = random_streams.Words(*seeds)  # (every pass the same order)
+            else:
+                source = passes.copy() if getattr(_peek, "on", False) else passes  # (a look is not a pass)
+                words = random_streams.Words(source(), source())
+            return _shuffled(self._elements(), buffer_size, words)
 
         return self._then(elements, self._length, "_ShuffleDataset")
 
@@ -306,20 +309,28 @@ def _common_batch(datasets):
     return batches.pop() if len(batches) == 1 else None
 
 
-def _shuffled(source, buffer_size, rng):
-    """TF's shuffle: fill a buffer, then output a random buffer entry and put the next input in its place."""
-    buffer = list(itertools.islice(source, buffer_size))
-    uniforms = iter(())
-    for element in source:
-        u = next(uniforms, None)
-        if u is None:
-            uniforms = iter(rng.random(1024).tolist())  # random numbers drawn in blocks: one call per 1024 picks
-            u = next(uniforms)
-        i = int(u * len(buffer))
-        yield buffer[i]
-        buffer[i] = element
-    for i in rng.permutation(len(buffer)).tolist():  # the input is spent: the rest of the buffer, in random order
-        yield buffer[i]
+def _shuffled(source, buffer_size, words):
+    """TF's shuffle: a ring buffer of ``buffer_size`` elements, filled from the input; each output is the entry at a
+    random offset (``word % filled``) from the oldest, which then takes its place; the next input fills the gap."""
+    buffer = [None] * buffer_size
+    start = end = 0  # the buffer holds the elements start .. end - 1 (positions modulo buffer_size)
+    for element in itertools.chain(source, [_END]):
+        if element is not _END:
+            buffer[end % buffer_size] = element
+            end += 1
+            if end - start < buffer_size:
+                continue
+        while end > start and (element is _END or end - start == buffer_size):
+            pick = (start + words() % (end - start)) % buffer_size
+            first = start % buffer_size
+            yield buffer[pick]
+            buffer[pick] = buffer[first]
+            start += 1
+            if element is not _END:
+                break
+
+
+_END = object()
 
 
 def _stack(rows):

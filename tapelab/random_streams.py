@@ -76,6 +76,28 @@ def philox(seed, seed2, skip, n):
     return philox_at(seed, seed2, np.arange(skip, skip + n, dtype=np.uint64))
 
 
+class Words:
+    """TF's ``SingleSampleAdapter<PhiloxRandom>(seed, seed2)``: Philox's 32-bit words one at a time, in order (what
+    ``Dataset.shuffle`` draws its picks and its seeds from)."""
+
+    def __init__(self, seed, seed2):
+        self.seed, self.seed2 = seed, seed2
+        self._block, self._next, self._counter = (), 0, 0
+
+    def __call__(self):
+        if self._next == len(self._block):
+            self._block = philox(self.seed, self.seed2, self._counter, 256).reshape(-1).tolist()  # (1024 at a time)
+            self._counter += 256
+            self._next = 0
+        self._next += 1
+        return self._block[self._next - 1]
+
+    def copy(self):
+        twin = Words(self.seed, self.seed2)
+        twin._block, twin._next, twin._counter = self._block, self._next, self._counter
+        return twin
+
+
 def _float32(words):
     return ((words & np.uint32(0x7FFFFF)) | np.uint32(127 << 23)).view(np.float32) - np.float32(1.0)
 
