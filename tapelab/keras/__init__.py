@@ -39,8 +39,7 @@ from tapelab.keras.models import Model, Sequential  # noqa: F401
 from tapelab.keras.optimizers import Optimizer  # noqa: F401
 
 layers.Sequential = Sequential  # tl.layers.Sequential, as before (models imports layers, so not the other way)
-layers.SimpleRNN, layers.GRU = recurrent.SimpleRNN, recurrent.GRU  # (recurrent builds on layers)
-for _module in (merging, convolutional, embedding):  # (merge layers and the other image layers build on layers too)
+for _module in (recurrent, merging, convolutional, embedding):  # (these layers build on layers, so are added here)
     for _name in _module.__all__:
         setattr(layers, _name, getattr(_module, _name))
 layers.__all__ = sorted(layers.__all__ + recurrent.__all__ + merging.__all__ + convolutional.__all__

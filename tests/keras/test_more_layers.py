@@ -146,3 +146,89 @@ def test_embedding_mask_zero_gives_keras_s_mask_and_builds_in_a_model():
     assert keras.layers.Embedding(5, 2).compute_mask(np.array([[0, 3]])) is None
     model = keras.Sequential([keras.Input((3,), dtype="int32"), layer])  # (built on an example of zeros)
     assert model(np.array([[1, 2, 3]])).shape == (1, 3, 2)
+
+
+# --- LSTM ---------------------------------------------------------------------------------------------------------
+def test_lstm_is_the_loop_a_learner_writes_by_hand_one_name_scope_per_step():
+    tl.random.set_seed(0)
+    x = tl.constant(np.random.default_rng(0).standard_normal((3, 6, 2)).astype(np.float32))
+    lstm = keras.layers.LSTM(4, return_sequences=True)
+    with tl.GradientTape(persistent=True) as tape:
+        out = lstm(x)
+        loss = tl.reduce_sum(out[:, -1] ** 2)
+    grads = tape.gradient(loss, lstm.trainable_variables)
+    steps = sorted({e.scope for e in tape.entries if e.scope.startswith(f"{lstm.name}/t")})
+    assert steps == [f"{lstm.name}/t{t:02d}/" for t in range(6)]
+
+    W, U, b = lstm.trainable_variables
+    with tl.GradientTape() as tape:
+        h, c, hs = tl.zeros((3, 4)), tl.zeros((3, 4)), []
+        for t in range(6):
+            z = x[:, t] @ W + h @ U + b
+            i, f, g, o = z[:, :4], z[:, 4:8], z[:, 8:12], z[:, 12:]
+            c = tl.sigmoid(f) * c + tl.sigmoid(i) * tl.tanh(g)
+            h = tl.sigmoid(o) * tl.tanh(c)
+            hs.append(h)
+        hand_loss = tl.reduce_sum(h ** 2)
+    np.testing.assert_allclose(out.numpy(), tl.stack(hs, axis=1).numpy(), rtol=1e-5, atol=1e-6)
+    for a, e in zip(grads, tape.gradient(hand_loss, [W, U, b])):
+        np.testing.assert_allclose(a.numpy(), e.numpy(), rtol=1e-4, atol=1e-6)
+    np.testing.assert_array_equal(b.numpy(), np.r_[np.zeros(4), np.ones(4), np.zeros(8)])  # unit_forget_bias
+
+
+@pytest.mark.parametrize("settings", [{}, {"go_backwards": True, "use_bias": False}])
+def test_lstm_gradients_match_finite_differences(settings):
+    rng = np.random.default_rng(1)
+    layer = keras.layers.LSTM(2, return_sequences=True, dtype="float64", **settings)
+    x = rng.standard_normal((2, 3, 2))
+    layer(x)
+    weights = [rng.standard_normal(w.shape) * 0.5 for w in layer.weights]
+
+    def f(x, *weights):
+        layer.kernel, layer.recurrent_kernel = weights[:2]
+        if settings.get("use_bias", True):
+            layer.bias = weights[2]
+        return layer(x)
+
+    check = tl.check_gradients(f, x, *weights)
+    assert check.ok, check
+
+
+def test_a_traced_lstm_step_equals_the_eager_one():
+    tl.random.set_seed(2)
+    lstm = keras.layers.LSTM(3, return_state=True)
+    x = tl.constant(np.random.default_rng(0).standard_normal((3, 5, 2)).astype(np.float32))
+
+    def step(x):
+        with tl.GradientTape() as tape:
+            out, h, c = lstm(x)
+            loss = tl.reduce_sum(out * h + c)
+        return loss, tape.gradient(loss, lstm.trainable_variables)
+
+    (eager_loss, eager_grads), (traced_loss, traced_grads) = step(x), tl.function(step)(x)
+    np.testing.assert_allclose(eager_loss.numpy(), traced_loss.numpy(), rtol=1e-6)
+    for e, t in zip(eager_grads, traced_grads):
+        np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_a_small_lstm_model_trains():
+    tl.random.set_seed(0)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 6, 1)).astype(np.float32)
+    y = x.sum(axis=1)  # the running sum of a sequence
+    model = keras.Sequential([keras.Input((6, 1)), keras.layers.LSTM(8), keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.Adam(0.02), loss="mse")
+    history = model.fit(x, y, epochs=25, batch_size=16, verbose=0)
+    assert history.history["loss"][-1] < 0.3 * history.history["loss"][0]
+
+
+def test_lstm_initial_state_mistakes_are_explained():
+    lstm = keras.layers.LSTM(3)
+    x = tl.ones((2, 4, 5))
+    with pytest.raises(ValueError, match=r"an LSTM has 2 states \(h, c\); initial_state holds 1 tensor\(s\). Pass a "
+                                         r"list \[h, c\]"):
+        lstm(x, initial_state=[tl.zeros((2, 3))])
+    with pytest.raises(ValueError, match=r"initial_state's c has shape \(2, 4\).*\(2, 3\) \(batch, units\)"):
+        lstm(x, initial_state=[tl.zeros((2, 3)), tl.zeros((2, 4))])
+    with pytest.raises(ValueError, match=r"expects sequences of shape \(batch, time steps, features\)"):
+        keras.layers.LSTM(3)(tl.ones((4, 6)))
