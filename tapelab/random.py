@@ -88,6 +88,51 @@ def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=
                   (minval, maxval), shape, np_dtype)
 
 
+def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=dtypes.float32, name=None, alg="auto_select"):
+    """Samples uniformly from [minval, maxval), fixed by ``seed`` (a pair of ints): the same seed, the same numbers,
+    TF's own (no state: ``set_seed`` plays no part). Keras 3's initializers draw this way."""
+    dt, shape, key = dtypes.as_dtype(dtype), shape_tuple(shape), _stateless_key("stateless_uniform", seed, alg)
+    size = int(np.prod(shape, dtype=np.int64))
+    if dt.is_integer:
+        if maxval is None:
+            raise ValueError("stateless_uniform: an integer dtype needs minval and maxval, e.g. "
+                             f"tl.random.stateless_uniform(shape, seed, minval=0, maxval=10, dtype=tl.{dt.name}).")
+        return Tensor(random_streams.integers(*key, 0, size, minval, maxval, dt.as_numpy_dtype).reshape(shape))
+    np_dtype = _float("stateless_uniform", dtype)
+    value = random_streams.uniform(*key, 0, size, np_dtype).reshape(shape)
+    maxval = 1 if maxval is None else maxval
+    if not (_is_int(minval, 0) and _is_int(maxval, 1)):
+        value = value * (np_dtype.type(maxval) - np_dtype.type(minval)) + np_dtype.type(minval)
+    return Tensor(np.asarray(value, np_dtype))
+
+
+def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=dtypes.float32, name=None, alg="auto_select"):
+    """Samples from N(mean, stddev^2), fixed by ``seed`` (a pair of ints), TF's own numbers."""
+    np_dtype, shape = _float("stateless_normal", dtype), shape_tuple(shape)
+    size = int(np.prod(shape, dtype=np.int64))
+    value = random_streams.normal(*_stateless_key("stateless_normal", seed, alg), 0, size, np_dtype).reshape(shape)
+    return Tensor(np.asarray(value * np_dtype.type(stddev) + np_dtype.type(mean), np_dtype))
+
+
+def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=dtypes.float32, name=None):
+    """Samples from N(mean, stddev^2) within two standard deviations, fixed by ``seed``, TF's own numbers."""
+    np_dtype, shape = _float("stateless_truncated_normal", dtype), shape_tuple(shape)
+    size = int(np.prod(shape, dtype=np.int64))
+    key = _stateless_key("stateless_truncated_normal", seed, "auto_select")
+    value = random_streams.truncated_normal(*key, 0, size, np_dtype).reshape(shape)
+    return Tensor(np.asarray(value * np_dtype.type(stddev) + np_dtype.type(mean), np_dtype))
+
+
+def _stateless_key(name, seed, alg):
+    values = np.asarray(seed.numpy() if isinstance(seed, Tensor) else seed)
+    if values.shape != (2,) or values.dtype.kind not in "iu":
+        raise ValueError(f"{name}: seed must be a pair of integers, e.g. seed=[1, 2], got {seed!r}")
+    if str(alg).lower() not in ("auto_select", "philox", "1", "3"):
+        raise ValueError(f"{name}: alg={alg!r}: tapelab draws TF's Philox streams only (alg='philox' or "
+                         "'auto_select', TF's choice on a CPU)")
+    return random_streams.stateless_seeds(values.tolist())
+
+
 def _is_int(value, number):
     return isinstance(value, int) and not isinstance(value, bool) and value == number
 
@@ -120,4 +165,5 @@ def _float(name, dtype):
         )
     return dt.as_numpy_dtype
 
-__all__ = ["normal", "set_seed", "truncated_normal", "uniform"]
+__all__ = ["normal", "set_seed", "stateless_normal", "stateless_truncated_normal", "stateless_uniform",
+           "truncated_normal", "uniform"]

@@ -185,6 +185,16 @@ def _strided_words(seed, seed2, skip, groups, stride, take):
     return words.reshape(groups, -1)
 
 
+def stateless_seeds(seed):
+    """TF's stateless ops' ``(key, counter's upper half)`` from a seed pair ``[a, b]``: one Philox round-trip of the
+    pair (as counter) under a fixed key scrambles it, so either half of the seed may be weak."""
+    a, b = (int(v) % 2**64 for v in seed)
+    low = np.array([a], np.uint64)
+    key = (0x02461E29 << 32) | 0x3EC8F720
+    mix = philox_at(key, b, low)[0].tolist()
+    return mix[0] | mix[1] << 32, mix[2] | mix[3] << 32
+
+
 def philox_at(seed, seed2, low):
     """Philox4x32-10 at the given counter values (their lower 64 bits, uint64; the upper half is ``seed2``): an
     (n, 4) uint32 array."""
