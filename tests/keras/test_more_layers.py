@@ -26,6 +26,8 @@ REFUSED = {
                                        "float ids only when they are whole numbers"),
     "embedding_mask_zero_with_padding_into_gru": ("UnsupportedError", "Keras's GRU skips the masked (padded) steps; "
                                                   "tapelab leaves masking out and says so"),
+    "upsampling2d_bilinear": ("UnsupportedError", "tapelab's UpSampling2D repeats pixels (nearest) only"),
+    "conv1d_dilated": ("UnsupportedError", "tapelab's conv2d op has no dilation"),
 }
 
 
@@ -232,3 +234,110 @@ def test_lstm_initial_state_mistakes_are_explained():
         lstm(x, initial_state=[tl.zeros((2, 3)), tl.zeros((2, 4))])
     with pytest.raises(ValueError, match=r"expects sequences of shape \(batch, time steps, features\)"):
         keras.layers.LSTM(3)(tl.ones((4, 6)))
+
+
+# --- UpSampling2D, the 1-D global poolings, Conv1D -------------------------------------------------------------------
+@pytest.mark.parametrize("make", [
+    lambda: keras.layers.UpSampling2D((2, 3), dtype="float64"),
+    lambda: keras.layers.GlobalAveragePooling1D(dtype="float64"),
+    lambda: keras.layers.GlobalMaxPooling1D(keepdims=True, dtype="float64"),
+], ids=["upsampling2d", "global_average_pooling1d", "global_max_pooling1d"])
+def test_layers_without_weights_have_gradients_that_match_finite_differences(make):
+    shape = (2, 3, 2, 2) if "UpSampling" in type(make()).__name__ else (2, 4, 3)
+    check = tl.check_gradients(make(), np.random.default_rng(2).standard_normal(shape))
+    assert check.ok, check
+
+
+@pytest.mark.parametrize("kernel_size, strides, padding", [(3, 1, "valid"), (3, 2, "same"), (2, 1, "causal"),
+                                                           (4, 2, "causal"), (1, 3, "valid")])
+def test_conv1d_gradients_match_finite_differences(kernel_size, strides, padding):
+    rng = np.random.default_rng(3)
+    layer = keras.layers.Conv1D(2, kernel_size, strides=strides, padding=padding, dtype="float64")
+    x = rng.standard_normal((2, 7, 3))
+    layer(x)
+    kernel, bias = rng.standard_normal(layer.kernel.shape), rng.standard_normal(layer.bias.shape)
+
+    def f(x, kernel, bias):
+        layer.kernel, layer.bias = kernel, bias
+        return tl.sin(layer(x))
+
+    check = tl.check_gradients(f, x, kernel, bias)
+    assert check.ok, check
+
+
+def test_causal_conv1d_never_sees_a_later_step():
+    tl.random.set_seed(0)
+    layer = keras.layers.Conv1D(2, 3, padding="causal")
+    x = tl.Variable(np.random.default_rng(0).standard_normal((1, 6, 2)).astype(np.float32))
+    with tl.GradientTape() as tape:
+        y = layer(x)[0, 3]  # step 3 of the output
+    grad = tape.gradient(y, x).numpy()[0]
+    assert np.all(grad[4:] == 0) and np.any(grad[1:4] != 0) and np.all(grad[0] == 0)  # steps 1, 2, 3 only
+
+
+def test_the_tape_records_each_layer_under_its_name():
+    keras.layers.clear_session()
+    tl.random.set_seed(0)
+    up, conv, pool = keras.layers.UpSampling2D(), keras.layers.Conv1D(2, 3, padding="causal"), \
+        keras.layers.GlobalAveragePooling1D()
+    x = tl.Variable(np.ones((1, 2, 2, 3), np.float32))
+    with tl.GradientTape() as tape:
+        seq = tl.reshape(up(x), (1, 16, 3))
+        loss = tl.reduce_sum(pool(conv(seq)))
+    ops = _scopes(tape)
+    assert ops[:3] == [("reshape", "up_sampling2d/"), ("broadcast_to", "up_sampling2d/"),
+                       ("reshape", "up_sampling2d/")]
+    assert [op for op, scope in ops if scope == "conv1d/"] == ["pad", "reshape", "reshape", "conv2d", "reshape",
+                                                               "add"]
+    assert ("reduce_mean", "global_average_pooling1d/") in ops
+    assert tape.gradient(loss, x).shape == (1, 2, 2, 3)
+
+
+def test_a_small_conv1d_model_and_an_upsampling_decoder_train():
+    tl.random.set_seed(0)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 12, 2)).astype(np.float32)
+    y = np.abs(np.diff(x[..., 0], axis=1)).max(axis=1, keepdims=True)  # the largest jump between two steps
+    model = keras.Sequential([keras.Input((12, 2)), keras.layers.Conv1D(8, 2, activation="relu", padding="causal"),
+                              keras.layers.GlobalMaxPooling1D(), keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.Adam(0.02), loss="mse")
+    history = model.fit(x, y, epochs=25, batch_size=16, verbose=0)
+    assert history.history["loss"][-1] < 0.3 * history.history["loss"][0]
+
+    images = rng.standard_normal((32, 3, 3, 1)).astype(np.float32)
+    target = np.repeat(np.repeat(images, 2, axis=1), 2, axis=2) * 0.5
+    decoder = keras.Sequential([keras.Input((3, 3, 1)), keras.layers.UpSampling2D(),
+                                keras.layers.Conv2D(1, 3, padding="same")])
+    decoder.compile(optimizer=keras.optimizers.Adam(0.05), loss="mse")
+    history = decoder.fit(images, target, epochs=20, batch_size=8, verbose=0)
+    assert history.history["loss"][-1] < 0.3 * history.history["loss"][0]
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: keras.layers.UpSampling2D(interpolation="bilinear"), tl.errors.UnsupportedError,
+     ["interpolation='bilinear'", "interpolation='nearest'", "Conv2DTranspose"]),
+    (lambda: keras.layers.UpSampling2D(interpolation="cubic"), ValueError, ["must be 'nearest'"]),
+    (lambda: keras.layers.UpSampling2D()(tl.zeros((2, 4, 4))), ValueError, ["(batch, height, width, channels)"]),
+    (lambda: keras.layers.GlobalMaxPooling1D()(tl.zeros((2, 4))), ValueError,
+     ["(batch, steps, features)", "x[..., tl.newaxis]"]),
+    (lambda: keras.layers.Conv1D(2, 3)(tl.zeros((4, 6))), ValueError, ["(batch, steps, features)", "2-D"]),
+    (lambda: keras.layers.Conv1D(2, 5)(tl.zeros((1, 3, 2))), ValueError,
+     ["3 steps", "shorter than the kernel (5 steps)", "padding='same' or 'causal'"]),
+    (lambda: keras.layers.Conv1D(2, 3, padding="full"), ValueError, ["'valid'", "'same'", "'causal'"]),
+    (lambda: keras.layers.Conv1D(2, 3, dilation_rate=2), tl.errors.UnsupportedError, ["dilation_rate=2"]),
+    (lambda: keras.layers.Conv1D(0, 3), ValueError, ["filters=0", "strictly positive"]),
+    (lambda: keras.layers.Conv1D(2, (3, 3)), ValueError, ["kernel_size must be a positive int"]),
+])
+def test_a_mistake_with_these_layers_is_explained(call, error, words):
+    with pytest.raises(error) as raised:
+        call()
+    for word in words:
+        assert word in str(raised.value), (word, str(raised.value))
+
+
+def test_conv1d_refuses_another_feature_size_than_it_was_built_for():
+    layer = keras.layers.Conv1D(2, 3)
+    layer(tl.zeros((1, 5, 4)))
+    assert tuple(layer.kernel.shape) == (3, 4, 2)
+    with pytest.raises(ValueError, match=r"built for sequences with 4 feature\(s\) per step"):
+        layer(tl.zeros((1, 5, 3)))
