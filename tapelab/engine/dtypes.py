@@ -4,6 +4,8 @@ import builtins
 
 import numpy as np
 
+from tapelab.engine.learner import spell
+
 
 class DType:
     """A tensor element type, like ``tf.DType``; compares equal to its name and numpy dtype."""
@@ -26,12 +28,17 @@ class DType:
     def is_bool(self):
         return self.as_numpy_dtype.kind == "b"
 
+    @property
+    def as_datatype_enum(self):
+        """TF's integer code for this dtype (its ``DataType`` enum): 1 float32, 2 float64, 3 int32, ..."""
+        return next(code for code, dtype in _BY_CODE.items() if dtype is self)
+
     def __eq__(self, other):
         if other is None:  # (np.dtype(None) is float64; TF: tl.float64 == None is False)
             return False
         try:
             return self.as_numpy_dtype == as_dtype(other).as_numpy_dtype
-        except TypeError:
+        except (TypeError, NotImplementedError):  # (not a dtype, or one tapelab leaves to TF: tl.float32 == 7)
             return NotImplemented
 
     def __hash__(self):
@@ -53,12 +60,24 @@ _BY_NUMPY = {d.as_numpy_dtype: d for d in (float16, float32, float64, int8, int1
 SUPPORTED = frozenset(_BY_NUMPY)  # the numpy dtypes a tensor may have
 _NAMES = ", ".join(d.name for d in _BY_NUMPY.values())  # (for the messages that list them)
 
+# TF's integer codes (its DataType enum): tl.zeros(3, 1) is tl.zeros(3, tl.float32), as in TF
+_BY_CODE = {1: float32, 2: float64, 3: int32, 4: uint8, 5: int16, 6: int8, 9: int64, 10: bool, 19: float16}
+_CODES = ", ".join(f"{code} {dtype.name}" for code, dtype in sorted(_BY_CODE.items()))
+_TF_ONLY_CODES = {  # the codes of TF's other dtypes, which tapelab leaves out
+    11: "qint8", 12: "quint8", 13: "qint32", 14: "bfloat16", 15: "qint16", 16: "quint16", 17: "uint16",
+    20: "resource", 21: "variant", 22: "uint32", 23: "uint64", 24: "float8_e5m2", 25: "float8_e4m3fn",
+    26: "float8_e4m3fnuz", 27: "float8_e4m3b11fnuz", 28: "float8_e5m2fnuz", 29: "int4", 30: "uint4", 31: "int2",
+    32: "uint2", 33: "float4_e2m1fn"}
+
 
 def as_dtype(type_value):
-    """Turn ``tl.float32``, ``"float32"``, ``np.float32`` or ``np.dtype`` into a :class:`DType`."""
+    """Turn ``tl.float32``, ``"float32"``, ``np.float32``, ``np.dtype`` or TF's integer code (``1``: float32, as
+    ``tl.float32.as_datatype_enum`` says) into a :class:`DType`."""
     value = type_value
     if isinstance(value, DType):
         return value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (builtins.bool, np.bool_)):
+        return _from_code(int(value))
     if value is builtins.float or (isinstance(value, str) and value == "float"):  # TF: float32 ("double": float64)
         return float32
     if hasattr(type(value), "error") and type(value).__name__ == "Unsupported":  # tl.string, tl.complex64
@@ -71,6 +90,23 @@ def as_dtype(type_value):
         return _BY_NUMPY[np.dtype(value)]
     except (TypeError, KeyError):
         raise TypeError(f"{value!r} is not a dtype tapelab supports; use one of: {_NAMES}") from None
+
+
+def _from_code(code):
+    """The dtype TF's integer code names (TF's ``DataType`` enum), or an error that says which codes there are."""
+    if code in _BY_CODE:
+        return _BY_CODE[code]
+    if code == 7:  # (TF's string)
+        raise _unsupported_kind("U")
+    if code in (8, 18):  # (complex64, complex128)
+        raise _unsupported_kind("c")
+    codes = f"The codes of tapelab's dtypes are: {_CODES}; or name the dtype, e.g. tl.float32."
+    if code in _TF_ONLY_CODES or (code > 100 and code - 100 in {**_BY_CODE, **_TF_ONLY_CODES}):  # (x_ref: TF 1)
+        name = _TF_ONLY_CODES.get(code) or (_TF_ONLY_CODES.get(code - 100) or _BY_CODE[code - 100].name) + "_ref"
+        raise TypeError(spell(f"{code} is TensorFlow's code for the dtype {name}, which tapelab does not have. "
+                              f"{codes}"))
+    raise TypeError(spell(f"Cannot convert the argument `type_value`: {code} to a TensorFlow DType: no dtype has the "
+                          f"integer code {code}. {codes}"))
 
 
 def of_array(array):
