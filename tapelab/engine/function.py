@@ -224,6 +224,7 @@ class Graph(Recorder):
         self._restore = {}  # id -> (Variable, value before tracing changed it)
         self.created_variables = []  # tl.Variables made while tracing (allowed on a function's first call only)
         self.plan = None  # the nodes as one numpy program (engine/plan.py), made when tracing is over
+        self.variable_args = ()  # the Variables passed as arguments when traced, each once, in order
 
     # --- recording (the graph sits on the recorder stack while the function is traced) ---------
     def _record(self, op, inputs, values, out, params, residual):
@@ -297,12 +298,26 @@ class Graph(Recorder):
             env[p._key] = t
         return self._run(list(env.values()))
 
-    def _run(self, feeds):
+    def _run(self, feeds, variables=()):
         """Run on ``feeds`` (one tensor or numpy array per placeholder, of the traced dtype and shape): the plan's
-        numpy program when nothing records, else every node again through the op table, recorded as usual."""
+        numpy program when nothing records, else every node again through the op table, recorded as usual.
+        ``variables``: the call's Variable arguments, in the place of those traced (of the same shapes and dtypes,
+        as TF's trace types for Variables say: a Variable argument is an input of the graph, not a capture)."""
         env = {p._key: t if isinstance(t, Tensor) else Tensor(t) for p, t in zip(self.placeholders, feeds)}
+        arrays = [t._value for t in env.values()]
+        swapped = [(old, new) for old, new in zip(self.variable_args, variables) if old is not new]
+        env.update({old._key: new for old, new in swapped})
         if self.plan is not None and not _state.recorders and not switches.check_numerics:
-            made = dict(zip(self.plan.outputs, self.plan.run([t._value for t in env.values()])))
+            # the plan names each Variable it uses as a global of its program: the call's Variable goes there
+            names = [(self.plan._bound.get(id(old)), new) for old, new in swapped]
+            names = [(name, self.plan.env[name], new) for name, new in names if name is not None]
+            for name, _, new in names:
+                self.plan.env[name] = new
+            try:
+                made = dict(zip(self.plan.outputs, self.plan.run(arrays)))
+            finally:
+                for name, old, _ in names:
+                    self.plan.env[name] = old
             env.update({k: Tensor(v) for k, v in made.items()})
         else:
             for e in self.entries:
@@ -432,6 +447,14 @@ class Function:
         self._concrete = {}  # signature -> ConcreteFunction
         self._made_variables = False  # a first trace made tl.Variables: later traces may not
         self._per_instance = {}  # id(obj) -> (weak reference to obj, its own Function): see __get__
+        try:  # what a call's arguments are bound to (see _canonical)
+            self._parameters = inspect.signature(python_function)
+        except (TypeError, ValueError):  # (a builtin without one: the arguments as given)
+            self._parameters = None
+        kinds = [p.kind for p in (self._parameters.parameters.values() if self._parameters else ())]
+        plain = all(kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                    for kind in kinds)
+        self._plain_arity = len(kinds) if plain else -1  # so many positional arguments: bound as they are
 
     @property
     def trace_count(self):
@@ -469,11 +492,26 @@ class Function:
             return self.python_function(*args, **kwargs)
         if self.input_signature is not None:
             args, kwargs = self._conform(args, kwargs, skip)
-        key, tensors = _signature(args, kwargs)
+        args, kwargs = self._canonical(args, kwargs)
+        key, tensors, variables = _signature(args, kwargs)
         graph = self.graphs.get(key)
         if graph is None:
             return self._trace(key, args, kwargs, skip)
-        return graph._run(tensors)  # (the key holds every feed's dtype and shape: they fit)
+        return graph._run(tensors, variables)  # (the key holds every feed's dtype and shape: they fit)
+
+    def _canonical(self, args, kwargs):
+        """The arguments bound to the function's parameters, as TF binds them before it looks for a trace: each
+        positional parameter by position, defaults filled in (``k(t, 2)``, ``k(t, n=2)``, ``k(x=t, n=2)`` are one
+        call), a keyword-only one by keyword."""
+        if not kwargs and len(args) == self._plain_arity or self._parameters is None:
+            return args, kwargs
+        try:
+            bound = self._parameters.bind(*args, **kwargs)
+        except TypeError as error:
+            raise TypeError(f"Binding inputs to tl.function {self.name} failed due to `{error}`. Received args: "
+                            f"{args!r} and kwargs: {kwargs!r} for signature: {self._parameters}.") from None
+        bound.apply_defaults()
+        return bound.args, bound.kwargs
 
     def get_concrete_function(self, *args, **kwargs):
         """The traced function for these arguments (tensors, or :class:`TensorSpec` for any value of that shape
@@ -492,10 +530,10 @@ class Function:
                 return value
             return x
 
-        traced_args, traced_kwargs = _map_args(example, args, kwargs)
+        traced_args, traced_kwargs = self._canonical(*_map_args(example, args, kwargs))
         if self.input_signature is not None:
             traced_args, traced_kwargs = self._conform(traced_args, traced_kwargs, skip)
-        key, _ = _signature(traced_args, traced_kwargs)
+        key = _signature(traced_args, traced_kwargs)[0]
         if key not in self.graphs:
             self._trace(key, traced_args, traced_kwargs, skip)
         concrete = self._concrete[key]
@@ -544,7 +582,7 @@ class Function:
         self.graphs[key] = graph
         self._concrete[key] = ConcreteFunction(self, _bind(self.python_function, args, kwargs), graph, skip=skip)
         # as in TF, the first call runs the new graph too: its updates happen once, outer tapes record it
-        return graph._run(_signature(args, kwargs)[1])
+        return graph._run(*_signature(args, kwargs)[1:])
 
     def _trace_graph(self, args, kwargs):
         graph = Graph(f"{self.name}_{len(self.graphs)}")
@@ -561,6 +599,7 @@ class Function:
             return p
 
         traced_args, traced_kwargs = _map_args(placeholder, args, kwargs)
+        graph.variable_args = tuple(_signature(args, kwargs)[2])
         graph.input_names = _parameter_names(self.python_function, traced_args, traced_kwargs, graph.placeholders)
         outer, _state.recorders[:] = _state.recorders[:], [graph]  # outer tapes must not see the rehearsal
         try:
@@ -752,10 +791,13 @@ def function(func=None, *, input_signature=None, autograph=True, jit_compile=Non
              experimental_compile=None, name=None):
     """Trace ``func`` into a static graph on its first call per input signature, then replay the graph.
 
-    The signature is the shape and dtype of each tensor (or numpy array) argument, the identity of
-    each Variable argument and the value of every other argument. Variables the function reads are
-    captured by reference, so an ``assign_sub`` between calls is seen. Usable as ``@tl.function``
-    or ``tl.function(f)``.
+    The signature, as TF's trace types, after binding the arguments to the parameters (by position or
+    keyword, defaults filled in): the shape and dtype of each tensor (or numpy array) argument; the
+    shape, dtype and trainability of each Variable argument (another Variable like it runs the same
+    graph, on itself); the value of every other argument (``1``, ``1.0`` and ``True`` are one value:
+    the graph keeps the one it was traced with, as TF's). Variables the function reads are captured
+    by reference, so an ``assign_sub`` between calls is seen. Usable as ``@tl.function`` or
+    ``tl.function(f)``.
 
     ``input_signature`` (a list of :class:`TensorSpec`) fixes the arguments' dtypes and shapes: other
     tensors are refused with a TypeError. tapelab still traces once per concrete shape (TF traces
@@ -790,41 +832,63 @@ def _map_args(fn, args, kwargs):
         {k: nest.pack_like(v, [fn(x) for x in nest.flatten(v)]) for k, v in kwargs.items()}
 
 
+_NAN = ("nan",)  # as TF: a NaN argument matches a NaN (Python's NaN equals nothing, not even itself)
+_LITERALS = (bool, int, float, complex, str, bytes, type(None))
+
+
+def _literal(x):
+    """How a Python number, string or None keys a trace: by value alone, as TF's ``Literal`` trace type compares
+    them (``1 == 1.0 == True``: one trace; the graph keeps the value it was traced with)."""
+    return ("python", _NAN if x != x else x)
+
+
+def _structure(s):
+    """The nesting of ``s`` (lists, tuples, dicts; leaves as None), hashable; a dict's keys in sorted order."""
+    if isinstance(s, dict):
+        return type(s), tuple((k, _structure(s[k])) for k in sorted(s))
+    if isinstance(s, (list, tuple)):
+        return type(s), tuple(_structure(x) for x in s)
+    return None
+
+
 def _signature(args, kwargs):
-    """A hashable key for the arguments, and the tensor arguments in order (the graph's inputs)."""
-    if not kwargs:  # the usual call, positional tensors and numbers: the same key as below, built directly
-        key, tensors = [], []
-        for x in args:
-            cls = x.__class__
-            if cls is Tensor or cls is np.ndarray:
-                arr = x._value if cls is Tensor else x
-                key.append(("tensor", arr.shape, arr.dtype.str))
-                tensors.append(x)
-            elif cls is Variable:
-                key.append(("variable", id(x)))
-            elif cls is float or cls is int or cls is bool:
-                key.append(("python", cls.__name__, x))
-            else:
-                break
-        else:
-            return (len(args), tuple(key)), tensors
-    key, tensors = [], []
-    for x in nest.flatten([list(args), kwargs]):
-        if isinstance(x, Variable):
-            key.append(("variable", id(x)))
+    """A hashable key for the arguments (bound to the function's parameters already), the tensor arguments in
+    order (the graph's inputs) and the Variable arguments, each once, in order.
+
+    As TF's trace types: a tensor (or numpy array) by its shape and dtype; a Variable by its shape, dtype and
+    trainability, and which earlier Variable argument it is, if any (``f(v, v)`` and ``f(v, w)`` trace apart); a
+    Python number, string or None by its value (``1``, ``1.0`` and ``True`` are one argument); another object by
+    its own equality and hash (by identity unless it defines them)."""
+    if kwargs or any(isinstance(x, (list, tuple, dict)) for x in args):
+        leaves, structure = nest.flatten([list(args), kwargs]), _structure((tuple(args), kwargs))
+    else:  # the usual call: positional tensors and numbers
+        leaves, structure = args, len(args)
+    key, tensors, variables = [], [], []
+    for x in leaves:
+        cls = x.__class__
+        if cls is Tensor or cls is np.ndarray:
+            arr = x._value if cls is Tensor else x
+            key.append(("tensor", arr.shape, arr.dtype.str))
+            tensors.append(x)
+        elif cls is float or cls is int or cls is bool:
+            key.append(("python", _NAN if x != x else x))
+        elif isinstance(x, Variable):
+            alias = next((i for i, v in enumerate(variables) if v is x), None)
+            if alias is None:
+                variables.append(x)
+            key.append(("variable", x._value.shape, x._value.dtype.str, x.trainable, alias))
         elif isinstance(x, (Tensor, np.ndarray)):
             arr = x._value if isinstance(x, Tensor) else x
             key.append(("tensor", arr.shape, arr.dtype.str))
             tensors.append(x)
         elif hasattr(type(x), "__tf_tracing_type__"):  # an object that says what makes two of it trace alike
             key.append(("traced", x.__tf_tracing_type__(None)))
+        elif isinstance(x, _LITERALS):
+            key.append(_literal(x))
         else:
             try:
                 hash(x)
                 key.append(("python", type(x).__name__, x))
             except TypeError:
                 key.append(("python", type(x).__name__, repr(x)))
-    structure = repr(nest.pack_like([list(args), kwargs], ["."] * len(nest.flatten([list(args), kwargs]))))
-    if not kwargs and structure == repr([["."] * len(args), {}]):  # (flat after all: the key the loop above makes)
-        structure = len(args)
-    return (structure, tuple(key)), tensors
+    return (structure, tuple(key)), tensors, variables

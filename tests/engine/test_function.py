@@ -312,3 +312,80 @@ def test_trace_count_counts_a_first_call_that_makes_variables_once():
 
     assert float(f(tl.constant(3.0))) == 6.0 and f.trace_count == 1 == f.experimental_get_tracing_count()
     assert "counts once" in type(f).trace_count.__doc__  # (it said "twice")
+
+
+# --- the trace key, as TF's trace types (issue 29, item 6); the numbers are TF 2.21's (function_* contract cases) ---
+def test_python_numbers_key_a_trace_by_value_and_the_graph_keeps_the_traced_one(capsys):
+    @tl.function
+    def f(x):
+        print("tracing with", repr(x))
+        return x + 1
+
+    out = [f(1), f(1.5), f(1.0), f(True), f(float("nan")), f(float("nan"))]
+    assert f.trace_count == 3  # 1 == 1.0 == True; NaN matches NaN (as TF's Literal)
+    assert [t.dtype for t in out[:4]] == [tl.int32, tl.float32, tl.int32, tl.int32]  # the graph traced with 1
+    assert [float(t) for t in out[:4]] == [2.0, 2.5, 2.0, 2.0]
+    assert capsys.readouterr().out == "tracing with 1\ntracing with 1.5\ntracing with nan\n"
+
+
+def test_containers_key_by_kind_and_dicts_by_their_keys():
+    g = tl.function(lambda x: tl.constant(1.0))
+    g([1]), g((1,)), g([1.0]), g([True]), g({"a": 1, "b": 2}), g({"b": 2, "a": 1}), g("a"), g("a"), g(None)
+    assert g.trace_count == 5  # a list, a tuple, one dict, "a", None
+
+
+def test_arguments_are_bound_to_the_parameters_before_the_trace_is_looked_up():
+    @tl.function
+    def k(x, n=2, **opts):
+        return x * n * opts.get("a", 1)
+
+    t, t2 = tl.constant([1.0]), tl.constant([2.0])
+    out = [k(t, 2), k(t2, 2), k(t2, n=2), k(x=t2, n=2), k(t), k(x=t2)]
+    assert k.trace_count == 1 and [float(v[0]) for v in out] == [2.0, 4.0, 4.0, 4.0, 2.0, 4.0]
+    k(t, a=3, n=2), k(t, n=2, a=3.0)
+    assert k.trace_count == 2
+    with pytest.raises(TypeError, match="Binding inputs to tl.function k failed due to `too many positional"):
+        k(t, 2, 3)
+
+
+def test_variables_of_one_shape_dtype_and_trainability_share_a_trace_and_each_call_uses_its_own():
+    @tl.function
+    def step(v, x):
+        v.assign_add(x)
+        return v.read_value() * 10
+
+    v1, v2 = tl.Variable([1.0]), tl.Variable([5.0])
+    out = [step(v1, tl.constant([1.0])), step(v2, tl.constant([2.0])), step(v2, tl.constant([3.0]))]
+    assert [float(t[0]) for t in out] == [20.0, 70.0, 100.0] and step.trace_count == 1
+    assert float(v1[0]) == 2.0 and float(v2[0]) == 10.0
+    with tl.GradientTape():  # (replayed through the op table while a tape records)
+        y = step(v1, tl.constant([1.0]))
+    assert float(y[0]) == 30.0 and float(v1[0]) == 3.0 and float(v2[0]) == 10.0
+
+    def count(*calls):
+        g = tl.function(lambda *vs: vs[0] * 2)
+        for c in calls:
+            g(*c)
+        return g.trace_count
+
+    assert count((v1,), (tl.Variable([1.0], trainable=False),)) == 2
+    assert count((v1,), (tl.Variable([1.0], dtype=tl.float64),), (tl.Variable([1.0, 2.0]),)) == 3
+    assert count((tl.Variable(1.0),), (tl.Variable(2.0),), (v1,)) == 2
+    assert count((v1, v2), (v1, v1), (v2, v2), (v2, v1)) == 2  # the same Variable twice is another signature
+    assert count((v1,), (tl.constant([1.0]),)) == 2
+
+
+def test_a_variable_argument_is_an_input_even_where_the_function_also_reads_it_as_a_global():
+    v1, v2 = tl.Variable([1.0]), tl.Variable([10.0])
+
+    @tl.function
+    def g(v):
+        return v + v1 * 100
+
+    # TF 2.21 too: the traced graph has one input for v1, the argument, so g(v2) reads v2 in both places
+    assert float(g(v1)[0]) == 101.0 and float(g(v2)[0]) == 1010.0 and g.trace_count == 1
+
+    grad = tl.function(lambda v: v * v)
+    with tl.GradientTape() as tape:
+        y = grad(v1) + grad(v2)
+    assert [float(d[0]) for d in tape.gradient(y, [v1, v2])] == [2.0, 20.0] and grad.trace_count == 1
