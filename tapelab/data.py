@@ -12,18 +12,21 @@ elements, each output drawn at random from it), with tapelab's random numbers: s
 order is not TF's. ``prefetch`` and ``cache`` keep the API and change nothing (everything is in memory).
 """
 
+import gzip
 import itertools
 import math
+import os
 import threading
+import zlib
 
 import numpy as np
 
 from tapelab import random_streams
 from tapelab.engine import dtypes, nest
-from tapelab.engine.errors import InvalidArgumentError
+from tapelab.engine.errors import InvalidArgumentError, UnsupportedAttributeError, UnsupportedError
 from tapelab.engine.function import TensorSpec
 from tapelab.engine.learner import spell
-from tapelab.engine.tensor import Tensor, convert_to_tensor, to_numpy
+from tapelab.engine.tensor import Tensor, TensorShape, convert_to_tensor, to_numpy
 
 _peek = threading.local()  # element_spec is looking at a first element
 AUTOTUNE = -1  # tf.data.AUTOTUNE: "pick a buffer size for me" (any value works: prefetch changes nothing here)
@@ -175,7 +178,7 @@ class Dataset:
         def elements():
             for element in self._elements():
                 out = map_func(*_as_tensors(element)) if isinstance(element, tuple) else map_func(_as_tensors(element))
-                yield nest.pack_like(out, [to_numpy(convert_to_tensor(v)) for v in nest.flatten(out)])
+                yield nest.pack_like(out, [_text_or_array(v) for v in nest.flatten(out)])
 
         return Dataset(elements, self._length, "_MapDataset", self._batch)  # (its spec: what map_func gives)
 
@@ -260,8 +263,8 @@ class Dataset:
     def as_numpy_iterator(self):
         """The elements as numpy arrays (and numpy scalars), in the element's structure."""
         for element in self._elements():
-            yield nest.pack_like(element, [np.asarray(a)[()] if np.ndim(a) == 0 else np.asarray(a)
-                                           for a in nest.flatten(element)])
+            yield nest.pack_like(element, [bytes(a) if isinstance(a, bytes) else np.asarray(a)[()] if np.ndim(a) == 0
+                                           else np.asarray(a) for a in nest.flatten(element)])
 
     def cardinality(self):
         """The number of elements as an int64 tensor (-1: infinite, -2: unknown, as TF)."""
@@ -292,6 +295,11 @@ class Dataset:
             raise ValueError("element_spec: the dataset is empty, so its elements' shapes are unknown here") from None
         finally:
             _peek.on = False
+        if any(_is_text(a) for a in nest.flatten(first)):
+            raise UnsupportedError("tf.string element_spec", message=(
+                "element_spec: these elements are lines of text, tf.string tensors in TensorFlow; tapelab has no "
+                "string dtype, so no TensorSpec describes them. Each line is Python bytes (a batch of lines a "
+                "numpy array of bytes): map them to numbers first, e.g. ds.map(lambda line: float(line))."))
         return nest.pack_like(first, [  # (a scalar has no batch axis: the batch was reduced, or it is an index)
             TensorSpec(np.shape(a) if self._batch is False or np.ndim(a) == 0 else (self._batch,) + np.shape(a)[1:],
                        dtypes.as_dtype(np.asarray(a).dtype)) for a in nest.flatten(first)])
@@ -343,7 +351,12 @@ def _stack(rows):
             raise InvalidArgumentError(spell(
                 f"batch: elements of different shapes {sorted(shapes)} cannot be stacked into one batch; make them "
                 "the same shape first (e.g. map a resize or pad over the dataset)."))
-        stacked.append(np.stack(column))
+        if all(isinstance(a, bytes) for a in column):  # lines of text: a numpy array of bytes, as TF's .numpy()
+            lines = np.empty(len(column), object)
+            lines[:] = [Text(a) for a in column]
+            stacked.append(lines)
+        else:
+            stacked.append(np.stack(column))
     return nest.pack_like(rows[0], stacked)
 
 
@@ -359,7 +372,22 @@ def _arrays(structure):
 
 
 def _as_tensors(element):
-    return nest.pack_like(element, [Tensor(np.asarray(a)) for a in nest.flatten(element)])
+    return nest.pack_like(element, [Text(a) if isinstance(a, bytes) else TextArray.of(a) if _is_text(a) else
+                                    Tensor(np.asarray(a)) for a in nest.flatten(element)])
+
+
+def _is_text(a):
+    return isinstance(a, bytes) or isinstance(a, np.ndarray) and a.dtype == object and a.size and all(
+        isinstance(x, bytes) for x in a.flat)
+
+
+def _text_or_array(value):
+    """What a ``map`` function returned, as a dataset keeps it: text as bytes, anything else as a numpy array."""
+    if isinstance(value, bytes):
+        return Text(value)
+    if isinstance(value, np.ndarray) and _is_text(value):
+        return np.asarray(value)
+    return to_numpy(convert_to_tensor(value))
 
 
 def _positive_int(where, what, value, allow_autotune=True):
@@ -425,9 +453,130 @@ def _generated(item, wanted, specs):
     return nest.pack_like(wanted, converted) if isinstance(wanted, (tuple, dict)) else converted[0]
 
 
+class Text(bytes):
+    """One line of a :class:`TextLineDataset`: the bytes TF's ``tf.string`` tensor holds, printed as TF prints its
+    ``.numpy()`` (``b'first line'``). ``.numpy()`` gives the plain bytes, as TF's does, so
+    ``line.numpy().decode()`` is the text; ``shape`` is ``()``.
+
+    tapelab has no string tensors: the ops of ``tf.strings`` are left to TensorFlow, but ``map`` and ``filter``
+    run Python, so ``ds.map(lambda line: float(line))`` or ``lambda line: [float(v) for v in line.split(b",")]``
+    turn text into numbers (what ``tf.strings.to_number`` and ``tf.strings.split`` do in TF)."""
+
+    __slots__ = ()
+    ndim = 0
+
+    def numpy(self):
+        return bytes(self)
+
+    @property
+    def shape(self):
+        return TensorShape(())
+
+    @property
+    def dtype(self):
+        raise UnsupportedAttributeError("tf.string", message=(
+            "a line of a TextLineDataset has no tapelab dtype: it is TF's tf.string, and tapelab has no string "
+            "tensors. The line is Python bytes (line.numpy().decode() is the text): turn it into numbers in a map, "
+            "e.g. ds.map(lambda line: float(line))."))
+
+
+class TextArray(np.ndarray):
+    """A batch of lines of a :class:`TextLineDataset` (``batch(n)``): a numpy array of bytes, as TF's ``.numpy()`` of
+    a ``tf.string`` batch; ``.numpy()`` gives the plain array, an element is a :class:`Text`."""
+
+    @classmethod
+    def of(cls, array):
+        return np.asarray(array, dtype=object).view(cls)
+
+    def numpy(self):
+        return self.view(np.ndarray)
+
+    def __getitem__(self, index):
+        item = super().__getitem__(index)
+        return Text(item) if isinstance(item, bytes) else item
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __repr__(self):
+        return repr(self.view(np.ndarray))
+
+    __str__ = __repr__
+
+
+_COMPRESSIONS = {"": None, "NONE": None, "GZIP": gzip.decompress, "ZLIB": zlib.decompress}
+
+
+class TextLineDataset(Dataset):
+    """The lines of text files: one element per line, without its line end (``\\n`` or ``\\r\\n``), the files
+    one after another (``num_parallel_reads=k``: ``k`` files at a time, their lines taken in turn, as TF interleaves
+    them). ``compression_type``: ``None`` or ``""``, ``"GZIP"`` or ``"ZLIB"``.
+
+    Each element is a :class:`Text`: the bytes of the line, as TF's ``tf.string`` element's ``.numpy()``, so
+    ``for line in ds: print(line.numpy().decode())`` works as in TF. ``map``, ``filter``, ``batch`` (a numpy array of
+    bytes), ``take``, ``skip``, ``shuffle``, ``zip`` work on them; ``element_spec`` raises (tapelab has no string
+    dtype). The length is unknown until read, as TF's.
+    """
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
+        files = [filenames] if isinstance(filenames, (str, bytes, os.PathLike)) else filenames
+        if isinstance(files, Tensor) or not isinstance(files, (list, tuple)) or not all(
+                isinstance(f, (str, bytes, os.PathLike)) for f in files):
+            raise TypeError(f"TextLineDataset: filenames must be a file name (a str) or a list of them, got "
+                            f"{filenames!r:.100}.")
+        files = [os.fsdecode(f) for f in files]
+        kind = "" if compression_type is None else str(compression_type).upper()
+        if buffer_size is not None:
+            _positive_int("TextLineDataset", "buffer_size", buffer_size, allow_autotune=False)
+        parallel = 1 if num_parallel_reads in (None, AUTOTUNE) else _positive_int(
+            "TextLineDataset", "num_parallel_reads", num_parallel_reads, allow_autotune=False)
+        if num_parallel_reads == AUTOTUNE:
+            parallel = len(files) or 1
+
+        def lines_of(path):
+            if kind not in _COMPRESSIONS:
+                raise InvalidArgumentError(f"TextLineDataset: unsupported compression_type {compression_type!r}; "
+                                           "give None (plain text), 'GZIP' or 'ZLIB'.")
+            with open(path, "rb") as fh:  # (a missing file: FileNotFoundError when the dataset is read, as TF's)
+                data = fh.read()
+            if _COMPRESSIONS[kind] is not None:
+                try:
+                    data = _COMPRESSIONS[kind](data)
+                except (OSError, EOFError, zlib.error) as error:
+                    raise InvalidArgumentError(f"TextLineDataset: {path} is not {kind}-compressed text ({error}); "
+                                               "check compression_type.") from None
+            lines = data.split(b"\n")
+            if lines[-1] == b"":  # (a last line end starts no new line)
+                lines.pop()
+            for line in lines:
+                yield Text(line[:-1] if line.endswith(b"\r") else line)
+
+        def elements():
+            if parallel == 1:
+                return itertools.chain.from_iterable(lines_of(path) for path in files)
+            return _interleaved([lines_of(path) for path in files], parallel)
+
+        super().__init__(elements, UNKNOWN_CARDINALITY, "TextLineDatasetV2")
+
+
+def _interleaved(sources, cycle):
+    """TF's interleave of ``cycle`` sources at a time, one element from each in turn; a source that runs out gives
+    its place to the next one, which gives its first element on its next turn."""
+    waiting = iter(sources)
+    slots = [next(waiting, None) for _ in range(cycle)]
+    while any(slot is not None for slot in slots):
+        for i, slot in enumerate(slots):
+            if slot is None:
+                continue
+            try:
+                yield next(slot)
+            except StopIteration:
+                slots[i] = next(waiting, None)
+
+
 def _check_dataset(where, value):
     if not isinstance(value, Dataset):
         raise TypeError(f"{where}: expects tl.data.Dataset objects, got {type(value).__name__}")
 
 
-__all__ = ["AUTOTUNE", "Dataset", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY"]
+__all__ = ["AUTOTUNE", "Dataset", "INFINITE_CARDINALITY", "TextLineDataset", "UNKNOWN_CARDINALITY"]
