@@ -19,9 +19,7 @@ from tapelab import math as tmath
 from tapelab.engine.errors import UnsupportedError
 from tapelab.engine.primitives import OPS
 from tapelab.engine.tape import run
-from tapelab.keras import initializers, regularizers
-from tapelab.keras.activations import get as get_activation
-from tapelab.keras.layers import Layer, _as_layer_dtype, _check_images
+from tapelab.keras.layers import Layer, _as_layer_dtype, _check_images, _WithKernel
 
 
 def transposed_size(size, window, stride, padding):
@@ -39,7 +37,7 @@ def conv2d_transpose(x, kernel, strides, padding):
     return run(OPS["conv2d_input_grad"], (x, kernel), input_shape=out, strides=tuple(strides), padding=padding)
 
 
-class Conv2DTranspose(Layer):
+class Conv2DTranspose(_WithKernel):
     """A transposed 2-D convolution, like ``keras.layers.Conv2DTranspose``: each input pixel adds ``kernel`` times
     its values to a window of the output, the windows ``strides`` apart, then ``+ bias`` and ``activation``.
     An image of height h becomes ``h * stride`` high (``padding="same"``) or ``h * stride + max(k - stride, 0)``
@@ -71,30 +69,17 @@ class Conv2DTranspose(Layer):
         self.kernel_size = nn._pair_of(kind, kernel_size, "kernel_size")
         self.strides = nn._pair_of(kind, strides, "strides")
         self.padding = nn._padding(kind, padding)
-        self.activation = get_activation(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel = self.bias = None
+        self._kernel_options(activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+                             bias_regularizer)
 
     def build(self, input_shape):
         _check_images(self, input_shape, (1, 1))
-        self.kernel = self.add_weight(shape=self.kernel_size + (self.filters, input_shape[-1]),
-                                      initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
-                                      name="kernel")
-        if self.use_bias:
-            self.bias = self.add_weight(shape=(self.filters,), initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer, name="bias")
+        self._make_weights(self.kernel_size + (self.filters, input_shape[-1]), self.filters)
 
     def call(self, inputs):
         inputs = _as_layer_dtype(self, inputs)
         _check_images(self, tuple(inputs.shape), (1, 1), channels=self.kernel.shape[3])
-        y = conv2d_transpose(inputs, self.kernel, self.strides, self.padding)
-        if self.use_bias:
-            y = tmath.add(y, self.bias)
-        return self.activation(y)
+        return self._activated(conv2d_transpose(inputs, self.kernel, self.strides, self.padding))
 
 
 class _GlobalPooling(Layer):
@@ -196,7 +181,7 @@ class UpSampling2D(Layer):
         return array_ops.reshape(x, (b, h * sh, w * sw, c))
 
 
-class Conv1D(Layer):
+class Conv1D(_WithKernel):
     """A 1-D convolution along a sequence, like ``keras.layers.Conv1D``: inputs (batch, steps, channels), the kernel
     (``kernel_size``, channels, ``filters``), output (batch, new steps, ``filters``). It runs as a Conv2D on images
     one pixel high (a reshape, ``conv2d``, a reshape). ``padding="causal"`` pads ``kernel_size - 1`` zeros before
@@ -232,22 +217,12 @@ class Conv1D(Layer):
                              f"later step), got {padding!r}")
         self.causal = str(padding).lower() == "causal"
         self.padding = "VALID" if self.causal else str(padding).upper()  # (causal: pad, then a valid convolution)
-        self.activation = get_activation(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel = self.bias = None
+        self._kernel_options(activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+                             bias_regularizer)
 
     def build(self, input_shape):
         _check_steps(self, tuple(input_shape))
-        self.kernel = self.add_weight(shape=(self.kernel_size, input_shape[-1], self.filters),
-                                      initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
-                                      name="kernel")
-        if self.use_bias:
-            self.bias = self.add_weight(shape=(self.filters,), initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer, name="bias")
+        self._make_weights((self.kernel_size, input_shape[-1], self.filters), self.filters)
 
     def call(self, inputs):
         inputs = _as_layer_dtype(self, inputs)
@@ -263,10 +238,7 @@ class Conv1D(Layer):
         x = array_ops.reshape(x, (b, 1, steps, channels))  # images one pixel high
         kernel = array_ops.reshape(self.kernel, (1,) + tuple(self.kernel.shape))
         y = nn.conv2d(x, kernel, strides=(1, self.strides), padding=self.padding)
-        y = array_ops.reshape(y, (b, y.shape[2], self.filters))
-        if self.use_bias:
-            y = tmath.add(y, self.bias)
-        return self.activation(y)
+        return self._activated(array_ops.reshape(y, (b, y.shape[2], self.filters)))
 
 
 def _single(kind, value, what):

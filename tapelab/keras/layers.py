@@ -331,7 +331,34 @@ def _takes(cls, argument):
 _TAKES = {}
 
 
-class Dense(Layer):
+class _WithKernel(Layer):
+    """What Dense and the convolutions share: an activation, a kernel and an optional bias, each weight with its
+    initializer and regularizer, made once the input size is known; ``activation(y + bias)``."""
+
+    def _kernel_options(self, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+                        bias_regularizer):
+        self.activation = get_activation(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel = self.bias = None
+
+    def _make_weights(self, kernel_shape, units):
+        self.kernel = self.add_weight(shape=kernel_shape, initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer, name="kernel")
+        if self.use_bias:
+            self.bias = self.add_weight(shape=(units,), initializer=self.bias_initializer,
+                                        regularizer=self.bias_regularizer, name="bias")
+
+    def _activated(self, y):
+        if self.use_bias:
+            y = tmath.add(y, self.bias)  # one bias per unit (filter), broadcast over the batch (and the pixels)
+        return self.activation(y)
+
+
+class Dense(_WithKernel):
     """A fully connected layer: ``activation(inputs @ kernel + bias)``, like ``keras.layers.Dense``.
 
     The kernel has shape (input size, units) and starts Glorot-uniform; the bias starts at zero.
@@ -352,22 +379,12 @@ class Dense(Layer):
             raise ValueError(f"Dense: units must be a positive integer, got {units!r}")
         super().__init__(name=name, dtype=dtype, **kwargs)
         self.units = int(units)
-        self.activation = get_activation(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel = None
-        self.bias = None
+        self._kernel_options(activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+                             bias_regularizer)
 
     def build(self, input_shape):
         _check_batched(self, input_shape)
-        self.kernel = self.add_weight(shape=(input_shape[-1], self.units), initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer, name="kernel")
-        if self.use_bias:
-            self.bias = self.add_weight(shape=(self.units,), initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer, name="bias")
+        self._make_weights((input_shape[-1], self.units), self.units)
 
     def call(self, inputs):
         inputs = _as_layer_dtype(self, inputs)
@@ -421,7 +438,7 @@ class Flatten(Layer):
         return array_ops.reshape(inputs, (inputs.shape[0], -1))
 
 
-class Conv2D(Layer):
+class Conv2D(_WithKernel):
     """A 2-D convolution layer, like ``keras.layers.Conv2D``: ``activation(conv2d(inputs, kernel) + bias)``.
 
     Inputs are batches of images (batch, height, width, channels) (channels last, as Keras's default);
@@ -447,30 +464,17 @@ class Conv2D(Layer):
         self.kernel_size = nn._pair_of("Conv2D", kernel_size, "kernel_size")
         self.strides = nn._pair_of("Conv2D", strides, "strides")
         self.padding = nn._padding("Conv2D", padding)
-        self.activation = get_activation(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel = self.bias = None
+        self._kernel_options(activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+                             bias_regularizer)
 
     def build(self, input_shape):
         _check_images(self, input_shape, self.kernel_size)
-        self.kernel = self.add_weight(shape=self.kernel_size + (input_shape[-1], self.filters),
-                                      initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
-                                      name="kernel")
-        if self.use_bias:
-            self.bias = self.add_weight(shape=(self.filters,), initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer, name="bias")
+        self._make_weights(self.kernel_size + (input_shape[-1], self.filters), self.filters)
 
     def call(self, inputs):
         inputs = _as_layer_dtype(self, inputs)
         _check_images(self, tuple(inputs.shape), self.kernel_size, channels=self.kernel.shape[2])
-        y = nn.conv2d(inputs, self.kernel, strides=self.strides, padding=self.padding)
-        if self.use_bias:
-            y = tmath.add(y, self.bias)  # one bias per filter, broadcast over the batch and the pixels
-        return self.activation(y)
+        return self._activated(nn.conv2d(inputs, self.kernel, strides=self.strides, padding=self.padding))
 
 
 def _check_images(layer, shape, window, channels=None):

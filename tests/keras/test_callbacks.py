@@ -20,6 +20,7 @@ import pytest
 
 import tapelab
 from tapelab import keras
+from tests.fixtures.make_keras_callbacks import plain  # (the fixture's JSON description of a value)
 
 FIXTURE = json.loads((Path(__file__).parents[1] / "fixtures" / "keras_callbacks.json").read_text(encoding="utf-8"))
 CASES = {case["id"]: case for case in FIXTURE["cases"]}
@@ -46,24 +47,6 @@ ADVICE = {
 }
 
 NUMBER = re.compile(r"(-?\d+\.\d+(?:e[-+]?\d+)?)")
-
-
-def plain(value):
-    """The fixture's JSON description of a value (as make_keras_callbacks.plain)."""
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if value is None or isinstance(value, (str, bool, np.bool_)):
-        return bool(value) if isinstance(value, np.bool_) else value
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        f = float(value)
-        return f if math.isfinite(f) else str(f)
-    if hasattr(value, "numpy") or isinstance(value, np.ndarray):
-        return plain(np.asarray(value).tolist())
-    return repr(value)
 
 
 def run(code, tmp):

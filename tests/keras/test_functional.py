@@ -2,54 +2,24 @@
 against real Keras 3: each program of ``fixtures/make_keras_functional.py`` runs here with tapelab and must give
 what Keras gave (layers, shapes, parameter counts, outputs, training histories; the same exception type)."""
 
-import json
-import math
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import tapelab as tl
 from tests.fixtures import make_keras_functional as programs
+from tests.keras import keras_fixture
 
 keras = tl.keras
-FIXTURE = json.loads((Path(__file__).parents[1] / "fixtures" / "keras_functional.json").read_text(encoding="utf-8"))
-CASES = {case["id"]: case for case in FIXTURE["cases"]}
-
-
-def assert_same(expected, actual, where="result"):
-    if isinstance(expected, dict):
-        assert isinstance(actual, dict) and sorted(actual) == sorted(expected), (where, sorted(actual))
-        for key in expected:
-            assert_same(expected[key], actual[key], f"{where}[{key!r}]")
-    elif isinstance(expected, list):
-        assert isinstance(actual, (list, tuple)) and len(actual) == len(expected), (where, actual)
-        for i, (e, a) in enumerate(zip(expected, actual)):
-            assert_same(e, a, f"{where}[{i}]")
-    elif isinstance(expected, float):
-        assert math.isclose(expected, actual, rel_tol=1e-4, abs_tol=1e-5), (where, expected, actual)
-    else:
-        assert expected == actual, (where, expected, actual)
+CASES = keras_fixture.cases("keras_functional")
 
 
 @pytest.mark.parametrize("case_id", list(CASES))
 def test_matches_keras(case_id):
-    case = CASES[case_id]
-    keras.layers.clear_session()
-    tl.random.set_seed(0)
-    got = programs.run(case["code"], tl, keras, np)
-    expected = case["keras"]
-    if expected["kind"] == "error":
-        assert got["kind"] == "error", f"Keras raised {expected['type']}; tapelab returned {got.get('result')}"
-        assert got["type"] == expected["type"], got
-    else:
-        assert got["kind"] == "value", got
-        assert_same(expected["result"], got["result"])
+    keras_fixture.check(CASES[case_id], programs)
 
 
 def test_fixture_is_current_with_generator():
-    assert [(c["id"], c["code"]) for c in FIXTURE["cases"]] == [
-        (name, programs.textwrap.dedent(code).strip("\n")) for name, code in programs.PROGRAMS]
+    keras_fixture.assert_current(CASES, programs)
 
 
 # --- what tapelab adds: the errors teach, the graph is drawn, the tape groups by layer ---------------------------

@@ -2,39 +2,24 @@
 ``from_config``, ``keras.random``, ``register_keras_serializable``) against real Keras: each program of
 ``fixtures/make_keras_layers.py`` runs here with tapelab and must give what Keras gave."""
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import tapelab as tl
-from tests.fixtures import make_keras_functional as runner
 from tests.fixtures import make_keras_layers as programs
-from tests.keras.test_functional import assert_same
+from tests.keras import keras_fixture
 
 keras = tl.keras
-FIXTURE = json.loads((Path(__file__).parents[1] / "fixtures" / "keras_layers.json").read_text(encoding="utf-8"))
-CASES = {case["id"]: case for case in FIXTURE["cases"]}
+CASES = keras_fixture.cases("keras_layers")
 
 
 @pytest.mark.parametrize("case_id", list(CASES))
 def test_matches_keras(case_id):
-    case = CASES[case_id]
-    keras.layers.clear_session()
-    got = runner.run(case["code"], tl, keras, np)
-    expected = case["keras"]
-    if expected["kind"] == "error":
-        assert got["kind"] == "error", f"Keras raised {expected['type']}; tapelab returned {got.get('result')}"
-        assert got["type"] == expected["type"], got
-    else:
-        assert got["kind"] == "value", got
-        assert_same(expected["result"], got["result"])
+    keras_fixture.check(CASES[case_id], programs)
 
 
 def test_fixture_is_current_with_generator():
-    assert [(c["id"], c["code"]) for c in FIXTURE["cases"]] == [
-        (name, programs.textwrap.dedent(code).strip("\n")) for name, code in programs.PROGRAMS]
+    keras_fixture.assert_current(CASES, programs)
 
 
 def test_errors_say_what_to_do():

@@ -4,19 +4,16 @@ shapes, the gradients of a loss with respect to the inputs and every weight; the
 tapelab deliberately refuses (``REFUSED``, each with its reason). Then what the fixture cannot show: gradients
 against finite differences, the name scopes on the tape, training, and the errors' words."""
 
-import json
-import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tapelab as tl
 from tests.fixtures import make_keras_more_layers as programs
+from tests.keras import keras_fixture
 
 keras = tl.keras
-FIXTURE = json.loads((Path(__file__).parents[1] / "fixtures" / "keras_more_layers.json").read_text(encoding="utf-8"))
-CASES = {case["id"]: case for case in FIXTURE["cases"]}
+CASES = keras_fixture.cases("keras_more_layers")
 
 # Where Keras computes something and tapelab raises instead, on purpose: the error type tapelab raises, and why.
 REFUSED = {
@@ -31,42 +28,14 @@ REFUSED = {
 }
 
 
-def assert_same(expected, actual, where="result"):
-    if isinstance(expected, dict):
-        assert isinstance(actual, dict) and sorted(actual) == sorted(expected), (where, sorted(actual))
-        for key in expected:
-            assert_same(expected[key], actual[key], f"{where}[{key!r}]")
-    elif isinstance(expected, list):
-        assert isinstance(actual, (list, tuple)) and len(actual) == len(expected), (where, actual)
-        for i, (e, a) in enumerate(zip(expected, actual)):
-            assert_same(e, a, f"{where}[{i}]")
-    elif isinstance(expected, float):
-        assert math.isclose(expected, actual, rel_tol=1e-4, abs_tol=2e-5), (where, expected, actual)
-    else:
-        assert expected == actual, (where, expected, actual)
-
-
 @pytest.mark.parametrize("case_id", list(CASES))
 def test_matches_keras(case_id):
-    case = CASES[case_id]
-    keras.layers.clear_session()
-    tl.random.set_seed(0)
-    got = programs.run(case["code"], tl, keras, np)
-    expected = case["keras"]
-    if case_id in REFUSED:
-        assert expected["kind"] == "value", "Keras raises here now: drop the case from REFUSED"
-        assert got["kind"] == "error" and got["type"] == REFUSED[case_id][0], got
-    elif expected["kind"] == "error":
-        assert got["kind"] == "error", f"Keras raised {expected['type']}; tapelab returned {got.get('result')}"
-        assert got["type"] == expected["type"], got
-    else:
-        assert got["kind"] == "value", got
-        assert_same(expected["result"], got["result"])
+    refused = REFUSED[case_id][0] if case_id in REFUSED else None
+    keras_fixture.check(CASES[case_id], programs, refused, abs=2e-5)
 
 
 def test_fixture_is_current_with_generator():
-    assert [(c["id"], c["code"]) for c in FIXTURE["cases"]] == [
-        (name, programs.textwrap.dedent(code).strip("\n")) for name, code in programs.PROGRAMS]
+    keras_fixture.assert_current(CASES, programs)
     assert set(REFUSED) <= set(CASES)
 
 
