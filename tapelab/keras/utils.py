@@ -1,9 +1,10 @@
-"""``keras.utils``: ``to_categorical`` (one-hot labels as numpy), ``set_random_seed`` and ``plot_model`` (a model's
-layer graph, drawn by Graphviz)."""
+"""``keras.utils``: ``to_categorical`` (one-hot labels as numpy), ``set_random_seed``, ``plot_model`` (a model's
+layer graph, drawn by Graphviz), and ``array_to_img`` / ``img_to_array`` (an image array as a PIL Image and back)."""
 
 import numpy as np
 
 from tapelab import random
+from tapelab.keras import backend
 
 
 def to_categorical(x, num_classes=None):
@@ -66,6 +67,74 @@ def plot_model(model, to_file=None, show_shapes=False, show_dtype=False, show_la
     return picture
 
 
+def _data_format(data_format, caller):
+    if data_format is None:
+        return "channels_last"  # (Keras's image_data_format(); tapelab's images are channels last)
+    if data_format not in ("channels_first", "channels_last"):
+        raise ValueError(f"{caller}: The `data_format` argument must be one of {{'channels_first', 'channels_last'}}. "
+                         f"Received: data_format={data_format}. Images here are (height, width, channels): "
+                         "'channels_last'; 'channels_first' is (channels, height, width).")
+    return data_format
+
+
+def _pil_image(caller):
+    try:
+        from PIL import Image  # (Pillow: matplotlib's own dependency; loaded only when an image is made)
+    except ImportError:
+        raise ImportError(f"{caller} needs Pillow (PIL), which is not installed: pip install pillow") from None
+    return Image
+
+
+def array_to_img(x, data_format=None, scale=True, dtype=None):
+    """One image, an array of shape (height, width, channels), as a PIL Image, as Keras's ``array_to_img``: 1 channel
+    is mode "L" (grey), 3 "RGB", 4 "RGBA". ``scale`` (the default) stretches the values to 0..255 first (``x - min``,
+    divided by the new max, times 255); without it values are cut to whole numbers as they are (keep them in 0..255).
+    ``data_format="channels_first"`` reads (channels, height, width)."""
+    data_format = _data_format(data_format, "array_to_img")
+    image = _pil_image("array_to_img")
+    x = np.asarray(x, dtype=backend.floatx() if dtype is None else dtype)  # (a tensor gives its value)
+    if x.ndim != 3:
+        raise ValueError(f"Expected image array to have rank 3 (single image). Got array with shape: {x.shape}. An "
+                         "image is (height, width, channels): a grey one of shape (28, 28) is x[..., None] (or "
+                         "np.expand_dims(x, -1)); for one image of a batch, x[0].")
+    if data_format == "channels_first":
+        x = x.transpose(1, 2, 0)
+    if scale:
+        x = x - np.min(x)
+        x_max = np.max(x)
+        if x_max != 0:
+            x /= x_max
+        x *= 255
+    channels = x.shape[2]
+    if channels in (3, 4):
+        return image.fromarray(x.astype("uint8"), "RGB" if channels == 3 else "RGBA")
+    if channels == 1:
+        if np.max(x) > 255:  # (32-bit grey, PIL's mode "I", as Keras does)
+            return image.fromarray(x[:, :, 0].astype("int32"), "I")
+        return image.fromarray(x[:, :, 0].astype("uint8"), "L")
+    raise ValueError(f"Unsupported channel number: {channels}. An image array of shape {x.shape} (height, width, "
+                     "channels) needs 1 channel (grey), 3 (RGB) or 4 (RGBA)"
+                     + ("; for channels first, (channels, height, width), pass data_format='channels_first'."
+                        if data_format == "channels_last" and x.shape[0] in (1, 3, 4) else "."))
+
+
+def img_to_array(img, data_format=None, dtype=None):
+    """A PIL Image as a numpy array of shape (height, width, channels) (float32 unless ``dtype``), as Keras's
+    ``img_to_array``: a grey image gets a channel axis of size 1. ``data_format="channels_first"`` gives
+    (channels, height, width)."""
+    data_format = _data_format(data_format, "img_to_array")
+    x = np.asarray(img, dtype=backend.floatx() if dtype is None else dtype)
+    if x.ndim == 3:
+        if data_format == "channels_first":
+            x = x.transpose(2, 0, 1)
+    elif x.ndim == 2:
+        x = x.reshape((1, *x.shape) if data_format == "channels_first" else (*x.shape, 1))
+    else:
+        raise ValueError(f"Unsupported image shape: {x.shape}. img_to_array takes one image (a PIL Image, or an array "
+                         "of shape (height, width) or (height, width, channels)); for a batch, convert each image.")
+    return x
+
+
 def register_keras_serializable(package="Custom", name=None):
     """``keras.saving.register_keras_serializable`` (TF keeps it here too)."""
     from tapelab.keras.saving import register_keras_serializable as register
@@ -73,4 +142,5 @@ def register_keras_serializable(package="Custom", name=None):
     return register(package, name)
 
 
-__all__ = ["plot_model", "register_keras_serializable", "set_random_seed", "to_categorical"]
+__all__ = ["array_to_img", "img_to_array", "plot_model", "register_keras_serializable", "set_random_seed",
+           "to_categorical"]
