@@ -6,6 +6,8 @@
 generator that ``set_seed`` seeds as well: seeded runs repeat, with numbers of their own.
 """
 
+import random as _pyrandom
+
 import numpy as np
 
 from tapelab import random_streams
@@ -18,6 +20,7 @@ from tapelab.op_wrappers import shape_tuple
 _generator = np.random.default_rng()
 _seeded = {}  # op-level seed -> its generator
 _streams = random_streams.Streams()  # TF's global seed, op seeds and kernels' places
+_keras_seeds = _pyrandom.Random()  # what Keras's make_default_seed draws from (Keras: Python's random module)
 
 
 def set_seed(seed):
@@ -27,6 +30,12 @@ def set_seed(seed):
     _generator = np.random.default_rng(seed)
     _seeded.clear()
     _streams.set_global_seed(seed)
+    _keras_seeds.seed(seed)
+
+
+def keras_seed():
+    """The seed a Keras initializer made without one takes (Keras 3's ``make_default_seed``)."""
+    return _keras_seeds.randint(1, int(1e9))
 
 
 def generator(seed=None):

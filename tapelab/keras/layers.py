@@ -22,6 +22,7 @@ import numpy as np
 
 from tapelab import array_ops, nn
 from tapelab import math as tmath
+from tapelab import random as _random
 from tapelab.engine import dtypes
 from tapelab.engine.errors import InvalidArgumentError, UnsupportedError
 from tapelab.engine.learner import spell
@@ -539,6 +540,8 @@ class Dropout(Layer):
         super().__init__(**kwargs)
         self.rate, self.noise_shape, self.seed = float(rate), noise_shape, seed
         self._rng = None if seed is None else np.random.default_rng(seed)  # a seed: a repeatable series of masks
+        if rate > 0 and seed is None:
+            _random.keras_seed()  # (as Keras's Dropout takes one: the initializers after it take Keras's seeds)
 
     def call(self, inputs, training=None):
         if not training or self.rate == 0:

@@ -48,26 +48,40 @@ def _float(dtype):
     return dtype.as_numpy_dtype
 
 
+def _is_int(seed):
+    return isinstance(seed, (int, np.integer)) and not isinstance(seed, bool)
+
+
 def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
-    """Samples from N(mean, stddev^2)."""
+    """Samples from N(mean, stddev^2) (an int seed: Keras's, TF's stateless stream for ``[seed, 0]``)."""
+    if _is_int(seed):
+        return _random.stateless_normal(shape, [int(seed), 0], mean, stddev, _float(dtype))
     return Tensor(_rng(seed).normal(mean, stddev, shape_tuple(shape)).astype(_float(dtype)))
 
 
 def uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None):
-    """Samples uniformly from [minval, maxval)."""
+    """Samples uniformly from [minval, maxval) (an int seed: Keras's, TF's stateless stream)."""
+    if _is_int(seed):
+        t = _float(dtype).type  # (Keras casts the bounds to the dtype: TF then scales by them)
+        return _random.stateless_uniform(shape, [int(seed), 0], t(minval), t(maxval), _float(dtype))
     return Tensor(_rng(seed).uniform(minval, maxval, shape_tuple(shape)).astype(_float(dtype)))
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
-    """Samples from N(mean, stddev^2), drawn again wherever they fall more than two standard deviations out."""
+    """Samples from N(mean, stddev^2), drawn again wherever they fall more than two standard deviations out (an
+    int seed: Keras's, TF's stateless stream)."""
+    if _is_int(seed):
+        return _random.stateless_truncated_normal(shape, [int(seed), 0], mean, stddev, _float(dtype))
     return Tensor((mean + initializers._truncated(_rng(seed), shape_tuple(shape), stddev)).astype(_float(dtype)))
 
 
 def randint(shape, minval, maxval, dtype="int32", seed=None):
-    """Integers drawn uniformly from [minval, maxval)."""
+    """Integers drawn uniformly from [minval, maxval) (an int seed: Keras's, TF's stateless stream)."""
     dtype = dtypes.as_dtype(dtype)
     if not dtype.is_integer:
         raise ValueError(f"keras.random.randint: dtype must be an integer type, got {dtype.name}")
+    if _is_int(seed):
+        return _random.stateless_uniform(shape, [int(seed), 0], minval, maxval, dtype)
     return Tensor(_rng(seed).integers(minval, maxval, shape_tuple(shape)).astype(dtype.as_numpy_dtype))
 
 

@@ -13,6 +13,7 @@ is the tape's backward pass over those steps, last to first.
 import numpy as np
 
 from tapelab import array_ops
+from tapelab import random as _random
 from tapelab.engine.errors import InvalidArgumentError, UnsupportedError
 from tapelab.engine.primitives import OPS
 from tapelab.engine.tape import name_scope, run
@@ -30,6 +31,7 @@ class _Recurrent(Layer):
     as an LSTM has, ``step(x_t, h, c) -> (h, c)``; ``states`` names them)."""
 
     states = ("h",)
+    dropout_seed_first = False  # Keras's cell takes its dropout seed before its initializers' (True) or after
 
     def __init__(self, units, activation, use_bias, kernel_initializer, recurrent_initializer, bias_initializer,
                  return_sequences, return_state, go_backwards, name, **kwargs):
@@ -39,9 +41,13 @@ class _Recurrent(Layer):
         self.units = int(units)
         self.activation = get_activation(activation)
         self.use_bias = bool(use_bias)
+        if self.dropout_seed_first:
+            self._dropout_seed = _random.keras_seed()  # (unused: its place in Keras's order of seeds)
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.recurrent_initializer = initializers.get(recurrent_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
+        if not self.dropout_seed_first:
+            self._dropout_seed = _random.keras_seed()
         self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
         self.go_backwards = bool(go_backwards)
         self.kernel = self.recurrent_kernel = self.bias = None
@@ -111,6 +117,8 @@ class SimpleRNN(_Recurrent):
     >>> [tuple(w.shape) for w in rnn.weights]     # kernel, recurrent_kernel, bias
     [(3, 4), (4, 4), (4,)]
     """
+
+    dropout_seed_first = True
 
     def __init__(self, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
                  recurrent_initializer="orthogonal", bias_initializer="zeros", return_sequences=False,

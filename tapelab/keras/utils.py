@@ -26,7 +26,12 @@ def to_categorical(x, num_classes=None):
 
 
 def set_random_seed(seed):
-    """Seed tapelab's random numbers (weights, dropout, shuffling): ``tl.random.set_seed(seed)``."""
+    """Seed every random number a program draws, as Keras's does: Python's ``random``, numpy's global generator and
+    ``tl.random.set_seed(seed)`` (TF's streams, the initial weights, dropout, shuffling)."""
+    import random as python_random
+
+    python_random.seed(seed)
+    np.random.seed(seed)
     random.set_seed(seed)
 
 
