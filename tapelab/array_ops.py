@@ -399,15 +399,7 @@ def _assign_slice(variable, key, value):
     slice_text = f"{variable.given_name or 'Variable'}[{_index_text(key)}]"
     old = np.asarray(variable._value)
     target = old[key].shape  # (basic indexing: a view, nothing copied)
-    dtype = variable.dtype.name
-    try:
-        new = convert_to_tensor(value, dtype=variable.dtype)
-    except (TypeError, ValueError) as e:
-        if type(e) not in (TypeError, ValueError):  # (a more precise error, e.g. UnsupportedError: as it is)
-            raise
-        raise type(e)(spell(
-            f"{slice_text}.assign: Variable '{variable.name}' has dtype {dtype} and keeps it, so the value for its "
-            f"slice {slice_text} must be {dtype} too. {e}")) from None
+    new = variable._of_its_dtype(value, f"{slice_text}.assign", f"the value for its slice {slice_text}")
     shape = tuple(new.shape)
     while len(shape) > len(target) and shape[0] == 1:  # (leading axes of size 1 drop away, as in TF and numpy)
         shape = shape[1:]

@@ -374,6 +374,17 @@ class Variable(Tensor):
         view.flags.writeable = False
         return view
 
+    def _of_its_dtype(self, value, how, what):
+        """``value`` as a tensor of this Variable's dtype; one of another dtype says the Variable keeps its own."""
+        try:
+            return convert_to_tensor(value, dtype=self.dtype)
+        except (TypeError, ValueError) as e:
+            if type(e) not in (TypeError, ValueError):  # (a more precise error, e.g. UnsupportedError: as it is)
+                raise
+            raise type(e)(spell(
+                f"{how}: Variable '{self.name}' has dtype {self.dtype.name} and keeps it, so {what} must be "
+                f"{self.dtype.name} too. {e}")) from None
+
     def _update(self, how, value, read_value=False, given=False):
         """The one way a Variable changes: ``how`` is assign, assign_add or assign_sub of ``value``. The old array
         is never written to (tapes that recorded it keep it). ``given``: ``value`` is a new array that an optimizer
@@ -381,14 +392,7 @@ class Variable(Tensor):
         if type(value) is np.ndarray and value.dtype == self._value.dtype:  # an array of its dtype: used as it is
             new = value
         else:
-            try:
-                new, given = convert_to_tensor(value, dtype=self.dtype)._value, False
-            except (TypeError, ValueError) as e:
-                if type(e) not in (TypeError, ValueError):  # (a more precise error, e.g. UnsupportedError: as it is)
-                    raise
-                raise type(e)(spell(
-                    f"{how}: Variable '{self.name}' has dtype {self.dtype.name} and keeps it, so the value must be "
-                    f"{self.dtype.name} too. {e}")) from None
+            new, given = self._of_its_dtype(value, how, "the value")._value, False
         if new.shape != self._value.shape:
             raise ValueError(
                 f"{how}: shape mismatch for Variable '{self.name}': the variable has shape "
