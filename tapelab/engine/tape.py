@@ -622,7 +622,8 @@ class GradientTape(Recorder):
         as the stepper keeps them); otherwise only the sources' gradients outlive the walk.
         """
         tracked = self._tracked
-        reaches = {s._key for s in sources if s._key in tracked}  # keys of tensors that depend on a watched source
+        keys = {s._key for s in sources}  # (the gradients a plain pass keeps)
+        reaches = keys & tracked.keys()  # keys of tensors that depend on a watched source
         if self._watched.keys() <= reaches:  # every watched tensor is a source (the usual gradient(loss, variables)):
             # all that the tape tracked, with no scan over every entry's inputs
             reaches = tracked
@@ -630,7 +631,7 @@ class GradientTape(Recorder):
             reaches = depending_on(self.entries, reaches)
         recorders = _state.recorders  # (usually none: gradient() is called after the `with` block)
         outer = any(r is not self and not r._paused for r in recorders) if recorders else False
-        mode = Mode.of(self, {s._key for s in sources}, on_step, backend=TENSORS if outer else NUMPY)
+        mode = Mode.of(self, keys, on_step, backend=TENSORS if outer else NUMPY)
         # the backward pass is not part of this tape's recording
         was = self._paused, self._walking
         self._paused = self._walking = True
