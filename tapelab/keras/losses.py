@@ -102,7 +102,8 @@ def _labels(y_true, y_pred, who):
     if given is not None:
         labels = array_ops.reshape(given, batch_shape) if column else given
         return array_ops.cast(labels, "int64") if labels.dtype.is_floating else labels
-    raw = raw.reshape(batch_shape)
+    if raw.shape != batch_shape:  # (the learner's own array otherwise, so a picture names it as the code does)
+        raw = raw.reshape(batch_shape)
     if raw.dtype.kind == "f":
         _check_whole_numbers(raw, y_pred, who)
         raw = raw.astype(np.int64)  # Keras casts float labels to int64 too

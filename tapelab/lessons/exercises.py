@@ -71,6 +71,8 @@ def check(question, answer, expected=None, *, test=None, hint="", tol=1e-4):
     ✗ 2 + 2: not yet: your answer is 5. Hint: count on your fingers
     >>> check("2 + 2", 4.0, 4)
     ✓ 2 + 2: correct
+    >>> check("a clip", "x", test=lambda a: "it raised TracingError: ... outside the traced function.", hint="tl.where")
+    ✗ a clip: not yet: it raised TracingError: ... outside the traced function. Hint: tl.where
     """
     if _is_placeholder(answer):
         status, why = UNANSWERED, ""
@@ -88,7 +90,7 @@ def check(question, answer, expected=None, *, test=None, hint="", tol=1e-4):
     if status == UNANSWERED:
         line += " (replace the ... above)"
     elif status == WRONG:
-        line += f": {why}" + (f". Hint: {hint}" if hint else "")
+        line += f": {why}" + (f"{'' if why.endswith('.') else '.'} Hint: {hint}" if hint else "")
     print(line)
 
 

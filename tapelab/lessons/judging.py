@@ -51,6 +51,8 @@ def compare_numbers(answer, want, tol):
         return f"your answer is {echo(answer)}: {expected}"
     if got.shape != want.shape:
         kind = _kind(answer)
+        if got.ndim == 0:  # (a number, or a tensor or array of one)
+            return f"your answer is one number ({echo(answer)}): {expected}"
         if want.ndim == 0:
             return f"your answer is {kind} of shape {got.shape} ({echo(answer)}): {expected}"
         return f"your answer is {kind} of shape {got.shape}: {expected}"

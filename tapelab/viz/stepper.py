@@ -110,7 +110,7 @@ def _table_html(view):
         f'<tr><td style="padding: 2px 8px 2px 0"><b>{html.escape(r.name)}</b></td>'
         f'<td style="padding: 2px 8px"><code>{_nowrap(r.value)}</code></td>'
         f'<td style="padding: 2px 0 2px 8px"><i>{html.escape(r.status)}</i></td></tr>' for r in view.table)
-    return (f'<div class="tapelab-stepper-table"><div>{html.escape(view.table_title)}</div>'
+    return (f'<div class="tapelab-stepper-table" style="overflow-x: auto"><div>{html.escape(view.table_title)}</div>'
             f'<table style="border-collapse: collapse">{rows}</table></div>')
 
 
@@ -178,8 +178,10 @@ class BackwardStepper:
         self._make_controls(widgets, self.walkthrough.count(mode), mode, interval)
         self.graph = _picture(widgets, self.walkthrough, mode)
         self.graph.add_class("tapelab-stepper-graph")
-        self.panel = widgets.HTML(layout=widgets.Layout(width="100%"))
-        self.table = widgets.HTML(layout=widgets.Layout(width="100%"))
+        # (the side's full width less the widgets' own margins: a width of 100% plus them cut the table's last
+        # column, "final", at the output's edge)
+        self.panel = widgets.HTML(layout=widgets.Layout(width="auto"))
+        self.table = widgets.HTML(layout=widgets.Layout(width="auto"))
         self._connect(widgets)
         controls = widgets.HBox([self.mode_buttons, self.play, self.prev_button, self.next_button, self.slider,
                                  self.reset_button], layout=widgets.Layout(flex_flow="row wrap", align_items="center"))

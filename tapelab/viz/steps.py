@@ -229,8 +229,10 @@ def _short(v):
 
 
 def _constant_note(v):
+    """For a gradient written as its norm (too many numbers to show) that is one number everywhere, that number (a
+    norm of 0 says all zeros already)."""
     v = np.asarray(v)
-    if v.size > 1 and v.dtype.kind == "f" and np.all(v == v.flat[0]):
+    if v.size > fmt.PANEL_SMALL and v.dtype.kind == "f" and v.flat[0] != 0 and np.all(v == v.flat[0]):
         return f"   ({fmt.value_text(v.reshape(-1)[:1].reshape(()))} per element)"
     return ""
 
@@ -368,7 +370,7 @@ def _contribution_lines(through, p, s, op, symbols, c, prev):
     expr = fmt.rule_rhs(c.formula, symbols)
     if s.entry.op.broadcasts and np.shape(c.value) != data.tensors[op.output].shape:
         expr = f"sum of {expr} over the broadcast axes"  # (the one helper, unbroadcast, did this)
-    rhs = f"{expr} = {_values(c.value)}"
+    rhs = f"{expr} = {_values(c.value)}{_constant_note(c.value)}"
     which = f" (input {c.index})" if op.inputs.count(key) > 1 else ""
     if data.tensors[key].parts == 1:  # its only part (not a target: no seed): the whole gradient
         return [f"  to {name}{which}:  {grad} = {rhs}"]

@@ -200,18 +200,23 @@ IN_VIEW = """(k) => {
     const visible = (r) => r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth;
     const o = op.getBoundingClientRect(), p = line.getBoundingClientRect();
     const firstLines = {top: p.top, left: p.left, right: Math.min(p.right, innerWidth), bottom: p.top + 40};
+    // what the stepper's right edge cuts: a cell of the sources' table (its value, "final") past the output area
+    const area = s.closest('.jp-OutputArea-output').getBoundingClientRect();
+    const cut = [...s.querySelectorAll('.tapelab-stepper-table td')].filter(
+        td => td.getBoundingClientRect().right > Math.min(area.right, innerWidth) + 1).map(td => td.textContent);
     return {op: visible(o), panel: visible(firstLines), opRect: [o.top, o.bottom], panelTop: p.top,
-            height: innerHeight, smallestPx: Math.min(...texts.map(t =>
+            height: innerHeight, cut: cut, smallestPx: Math.min(...texts.map(t =>
                 parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a))};
 }"""
 
 
 @pytest.mark.parametrize(("name", "k"), [("04-linear-regression.ipynb", 0), ("steppers.ipynb", 0),
-                                         ("07-cnn-quickstart.ipynb", 0)])
+                                         ("07-cnn-quickstart.ipynb", 0),
+                                         ("08-vanishing-exploding-gradients.ipynb", 0)])
 def test_in_a_1024_px_window_the_current_op_and_its_panel_are_in_view_together(lab, name, k):
     """With the stepper scrolled to the top of a 1024 x 768 window, as a learner pressing Next has it, every step
-    shows the current op and the first lines of its chain-rule panel at once, and no text in the picture is smaller
-    than LEGIBLE_PX."""
+    shows the current op and the first lines of its chain-rule panel at once, no text in the picture is smaller
+    than LEGIBLE_PX, and no cell of the sources' table (a gradient, its "final") is cut off at the right."""
     url, token = lab
     with browser.chromium(*SMALL_WINDOW) as page:
         browser.open_notebook(page, url, token, name, run=True)
@@ -226,6 +231,7 @@ def test_in_a_1024_px_window_the_current_op_and_its_panel_are_in_view_together(l
             view = page.evaluate(IN_VIEW, k)
             assert view["op"] and view["panel"], f"{name}, step {p} of {count}: not both in view: {view}"
             assert view["smallestPx"] >= LEGIBLE_PX - 0.01, f"{name}, step {p}: text of {view['smallestPx']:.1f} px"
+            assert not view["cut"], f"{name}, step {p}: the table's cells cut off at the right: {view['cut']}"
         browser.SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(browser.SCREENSHOTS / f"1024-{name[:2]}-stepper-{k}.png"))
 

@@ -206,8 +206,9 @@ def test_a_verdict_for_each_kind_of_bad_input(capsys):
     check("a tensor for a shape", tl.ones((1, 26, 26, 32)), test=lambda a: compare_shape(a, (26, 26, 32)))
     check("a shape with the batch axis", (1, 26, 26, 32), test=lambda a: compare_shape(a, (26, 26, 32)))
     check("a string for a shape", "26x26x32", test=lambda a: compare_shape(a, (26, 26, 32)))
+    check("a number for a list", 3.0, [3.0, 4.0])
     lines = capsys.readouterr().out.splitlines()
-    assert [line[0] for line in lines] == ["✗", "✗", "✗", "✗", "✗", "✗", "✓", "✓", "✗", "✗", "✗"]
+    assert [line[0] for line in lines] == ["✗", "✗", "✗", "✗", "✗", "✗", "✓", "✓", "✗", "✗", "✗", "✗"]
     assert lines[0].endswith("your answer is a list of shape (2,) ([1, 2]): one number is expected")
     assert lines[1].endswith("your answer is a tensor of shape (4,): numbers of shape (2, 2) are expected")
     assert lines[2].endswith("your answer is 2")
@@ -220,6 +221,7 @@ def test_a_verdict_for_each_kind_of_bad_input(capsys):
     assert lines[9].endswith("your shape (1, 26, 26, 32) has 4 axes; the answer has 3")
     assert lines[10].endswith("your answer is '26x26x32': a shape is a tuple of sizes like (2, 3) (or a list, as in "
                               "TensorFlow)")
+    assert lines[11].endswith("your answer is one number (3.0): numbers of shape (2,) are expected")
 
 
 def test_unanswered_is_only_the_placeholder(capsys):
@@ -266,6 +268,22 @@ def test_self_check_says_what_it_needs(capsys):
         self_check("04", 2.0, ..., ...)
     with pytest.raises(ValueError, match="there is no lesson '99'"):
         self_check("99")
+
+
+def test_lesson_04s_first_answer_needs_the_remainder_not_only_the_limit():
+    """B ends at 2.0023 after 200 steps of learning rate 0.02: the limit 2 is not yet the answer, the prediction
+    2 + 8 * 0.96 ** 200 (and 2.002, rounded) is."""
+    import tapelab as tl
+    from tapelab.lessons.answer_key import LESSONS
+
+    tl.random.set_seed(0)
+    x = tl.random.normal([1000])
+    y = x * 5 + 2
+    lesson = {"loss": lambda W, B: tl.reduce_mean(tl.square(x * W + B - y))}
+    judge = LESSONS["04"][0].judge
+    assert judge(2 + 8 * (1 - 2 * 0.02) ** 200, lesson) is True
+    assert judge(2.002, lesson) is True
+    assert judge(2, lesson) is False  # (the self-check then says "not yet", with the hint)
 
 
 def test_a_lesson_saved_before_the_move_still_finds_its_self_check():

@@ -48,8 +48,13 @@ def test_lesson_follows_the_skeleton(path):
     assert match, f"{path.name}: lessons are named NN-title.ipynb (two digits, lowercase words joined by '-')"
     nb = load(path)
     cells = nb["cells"]
-    assert nb.get("metadata", {}).get("kernelspec", {}).get("name") == "python3", (
+    kernelspec = nb.get("metadata", {}).get("kernelspec", {})
+    assert kernelspec.get("name") == "python3", (
         f"{path.name}: kernelspec should be python3 (the kernel Binder, nbval and the test simulation start)")
+    assert kernelspec.get("display_name") == "Python 3 (ipykernel)", (
+        f"{path.name}: the kernelspec's display_name should be 'Python 3 (ipykernel)', as JupyterLab writes it: any "
+        f"other ({kernelspec.get('display_name')!r}) is rewritten on opening, so the untouched lesson shows as unsaved "
+        "and asks to be saved when closed")
 
     first = source(cells[0]) if cells and cells[0]["cell_type"] == "markdown" else ""
     heading = first.splitlines()[0] if first else ""

@@ -80,13 +80,26 @@ def test_seed_000_steps_back_through_reduce_mean_then_matmul():
     second = step_view(walk, 2)
     assert second.op_index == 0 and second.current == ["op_0"]
     assert second.panel == ["Backward step 2 of 2 - op 0: %0 = matmul(x, y)",
-                            "  upstream gradient at %0:  ∂%1/∂%0 = [[0.25, 0.25], [0.25, 0.25]]   (0.25 per element)",
+                            "  upstream gradient at %0:  ∂%1/∂%0 = [[0.25, 0.25], [0.25, 0.25]]",
                             "  to x:  ∂%1/∂x = ∂%1/∂%0 @ y.T = [[1, 1], [1, 1]]",
                             "  to y:  ∂%1/∂y = x.T @ ∂%1/∂%0 = [[0.5, 0.5], [0.5, 0.5]]"]
     assert second.table == [("x", "[[1, 1], [1, 1]]", "final"), ("y", "[[0.5, 0.5], [0.5, 0.5]]", "final")]
     assert second.edges[out1] == "done" and second.edges[edge_id(walk, "x", "op_0")] == "current"
     assert walk.labels[out_edge(walk, 0)] == "∂%1/∂%0\n= [[0.25, 0.25], [0.25, 0.25]]"
     assert walk.labels[edge_id(walk, "y", "op_0")] == "∂%1/∂y\n= [[0.5, 0.5], [0.5, 0.5]]"
+
+
+def test_a_gradient_written_as_its_norm_says_when_it_is_one_number_everywhere():
+    """Too many numbers to show, so the panel gives the norm; a mean's gradient is 1/n in every element, and the
+    panel says that number, where it arrives and where it is sent (the numbers themselves need no such note)."""
+    x = tl.Variable(tl.ones((1000,)), name="x")
+    with tl.GradientTape() as tape:
+        y = tl.reduce_mean(tl.square(x))
+    walk = walkthrough(tape, y, x)
+    first, second = step_view(walk, 1), step_view(walk, 2)
+    assert first.panel[-1].endswith("= (1000,) float32, norm 0.03162   (0.001 per element)")
+    assert second.panel[1].endswith("= (1000,) float32, norm 0.03162   (0.001 per element)")
+    assert second.panel[2].endswith("= (1000,) float32, norm 0.06325   (0.002 per element)")
 
 
 def test_a_tensor_used_twice_shows_three_contributions_adding_up():

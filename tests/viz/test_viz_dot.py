@@ -72,6 +72,19 @@ def test_the_names_are_the_codes_names():
     assert by["matmul(x, y)"]["tooltip"] == "∂loss/∂x = ∂loss/∂z @ y.T; ∂loss/∂y = x.T @ ∂loss/∂z"
 
 
+def test_the_labels_a_keras_loss_reads_keep_the_codes_name():
+    """A loss object converts its labels to a tensor; when they need no reshape or cast, it is the learner's own
+    array, so the picture names it as the code does (lesson 08: ``labels``, not ``%in0``)."""
+    namespace = {"tl": tl}
+    exec(compile("import numpy as np\nimages = np.ones((4, 5), np.float32)\nlabels = np.array([0, 1, 2, 1])\n"
+                 "model = tl.keras.Sequential([tl.keras.layers.Dense(3)])\n"
+                 "loss_fn = tl.keras.losses.SparseCategoricalCrossentropy(from_logits=True)\n"
+                 "with tl.GradientTape() as tape:\n    loss = loss_fn(labels, model(images))\n"
+                 "dot = tl.viz.to_dot(tape)", "<notebook cell>", "exec"), namespace)
+    labels = [n["label"] for n in parse(namespace["dot"])[0].values() if "(constant)" in n["label"]]
+    assert sorted(label.split(" ")[0] for label in labels) == ["images", "labels"]
+
+
 def test_gradients_show_after_gradient_and_the_target_is_marked():
     tape, x, y, z, loss = seed_000(persistent=True)
     tape.gradient(loss, [x, y])
