@@ -16,10 +16,11 @@ A bytecode is not a fixed cost (a call or an attribute lookup costs more than a 
 is and whether a change removed some, not how many microseconds it was.
 """
 
+import os
 import sys
 
 if __name__ == "__main__" and "--tapelab" in sys.argv:  # another checkout's tapelab, counted the same way (A/B)
-    sys.path.insert(0, str(__import__("pathlib").Path(sys.argv[sys.argv.index("--tapelab") + 1]).resolve()))
+    sys.path.insert(0, os.path.abspath(sys.argv[sys.argv.index("--tapelab") + 1]))
 
 import argparse  # noqa: E402
 import collections  # noqa: E402
@@ -107,14 +108,10 @@ def main(argv=None):
     counted = {level: count(step, args.steps) for level, step in steps().items()}
     for level, per in counted.items():
         print(f"  {level:28s} {sum(per.values()):8.0f}")
-    per = counted["tapelab (learner's loop)"]
-    print(f"tapelab's {args.top} busiest functions (bytecodes per step):")
-    for (file, name), c in sorted(per.items(), key=lambda kv: -kv[1])[:args.top]:
-        print(f"  {c:8.0f}  {file}:{name}")
-    per = counted["tapelab traced"]
-    print(f"the traced step's {args.top} busiest functions (bytecodes per step):")
-    for (file, name), c in sorted(per.items(), key=lambda kv: -kv[1])[:args.top]:
-        print(f"  {c:8.0f}  {file}:{name}")
+    for level in ("tapelab (learner's loop)", "tapelab traced"):
+        print(f"{level}: the {args.top} busiest functions (bytecodes per step)")
+        for (file, name), c in sorted(counted[level].items(), key=lambda kv: -kv[1])[:args.top]:
+            print(f"  {c:8.0f}  {file}:{name}")
 
 
 if __name__ == "__main__":

@@ -161,8 +161,7 @@ class Layer(Module):
         if self._losses:
             self._losses = []  # (losses are the latest call's)
         if not isinstance(inputs, Tensor):
-            if (args or kwargs or inputs.__class__ is not np.ndarray) and symbolic.is_symbolic(inputs, args, kwargs):
-                # keras.Input's tensors: a node of a functional graph
+            if symbolic.is_symbolic(inputs, args, kwargs):  # keras.Input's tensors: a node of a functional graph
                 if training is not None:
                     kwargs["training"] = training
                 return symbolic.call(self, (inputs, *args), kwargs, layer=self)

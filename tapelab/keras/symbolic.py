@@ -152,8 +152,14 @@ def _op(name):
 
 
 def is_symbolic(*structures):
-    """Whether a KerasTensor is among the leaves of ``structures``."""
-    return any(isinstance(leaf, KerasTensor) for leaf in nest.flatten(list(structures)))
+    """Whether a KerasTensor is among the leaves of ``structures`` (a layer's inputs, args and kwargs: only a
+    non-empty list, tuple or dict is flattened, so a plain array and empty args cost a check each)."""
+    for s in structures:
+        if isinstance(s, KerasTensor):
+            return True
+        if isinstance(s, (list, tuple, dict)) and s and any(isinstance(leaf, KerasTensor) for leaf in nest.flatten(s)):
+            return True
+    return False
 
 
 def call(fn, args, kwargs, layer=None):
