@@ -1,6 +1,6 @@
 """The Python work of one training step, counted in bytecodes: the same count on every CPU and under any load.
 
-    .venv/bin/python benchmarks/count_opcodes.py [--steps 20] [--top 25] [--tapelab DIR]
+    .venv/bin/python benchmarks/count_opcodes.py [--steps 20] [--top 25] [--tapelab DIR] [--lines walk _record]
 
 Timings on a shared 2-core machine move by several percent from run to run, and the eager step's goals (issue 26)
 are about tapelab's Python work per step. This counts the bytecodes the interpreter runs per step (``sys.settrace``
@@ -13,7 +13,8 @@ arrays barely matter: the count is the fixed cost of a step) at three levels:
   eager and as a ``tl.function`` (traced before the count: what each call of the traced step runs).
 
 A bytecode is not a fixed cost (a call or an attribute lookup costs more than a jump), so this says where the work
-is and whether a change removed some, not how many microseconds it was.
+is and whether a change removed some, not how many microseconds it was. ``--lines`` lists the named functions of the
+eager step line by line.
 """
 
 import os
@@ -24,6 +25,7 @@ if __name__ == "__main__" and "--tapelab" in sys.argv:  # another checkout's tap
 
 import argparse  # noqa: E402
 import collections  # noqa: E402
+import linecache  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -75,15 +77,17 @@ def steps():
             "tapelab traced": lambda i: traced(*batch(i))}
 
 
-def count(step, n):
-    """Bytecodes per step, by (file, function), over ``n`` steps after three to warm up."""
+def count(step, n, lines=()):
+    """Bytecodes per step, by (file, function), over ``n`` steps after three to warm up; for a function named in
+    ``lines``, by (file, function, line number) instead."""
     counts = collections.Counter()
 
     def tracer(frame, event, arg):
         frame.f_trace_opcodes = True
         if event == "opcode":
             code = frame.f_code
-            counts[(Path(code.co_filename).name, code.co_name)] += 1
+            where = (code.co_filename, code.co_name)
+            counts[where + (frame.f_lineno or code.co_firstlineno,) if code.co_name in lines else where] += 1
         return tracer
 
     for i in range(3):
@@ -102,16 +106,26 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--top", type=int, default=25, help="tapelab's functions to list")
     parser.add_argument("--tapelab", help="count the tapelab of this checkout instead (read before the import)")
+    parser.add_argument("--lines", nargs="+", default=(), metavar="FUNCTION",
+                        help="list these functions of the eager step line by line")
     args = parser.parse_args(argv)
     print(f"tapelab from {Path(tl.__file__).parent.parent}, python {sys.version.split()[0]}, numpy {np.__version__}; "
           f"{'-'.join(map(str, SIZES))} MLP, batch {BATCH}: bytecodes per step (mean of {args.steps})")
-    counted = {level: count(step, args.steps) for level, step in steps().items()}
+    eager = "tapelab (learner's loop)"
+    counted = {level: count(step, args.steps, args.lines if level == eager else ()) for level, step in steps().items()}
     for level, per in counted.items():
         print(f"  {level:28s} {sum(per.values()):8.0f}")
-    for level in ("tapelab (learner's loop)", "tapelab traced"):
+    for level in (eager, "tapelab traced"):
+        functions = collections.Counter()
+        for (file, name, *_), c in counted[level].items():
+            functions[(Path(file).name, name)] += c
         print(f"{level}: the {args.top} busiest functions (bytecodes per step)")
-        for (file, name), c in sorted(counted[level].items(), key=lambda kv: -kv[1])[:args.top]:
+        for (file, name), c in functions.most_common(args.top):
             print(f"  {c:8.0f}  {file}:{name}")
+    if args.lines:
+        print(f"{eager}, line by line (bytecodes per step)")
+        for (file, name, line), c in sorted((k, c) for k, c in counted[eager].items() if len(k) == 3):
+            print(f"  {c:8.1f}  {name}:{line}  {linecache.getline(file, line).strip()[:90]}")
 
 
 if __name__ == "__main__":
