@@ -191,7 +191,7 @@ def test_clicking_a_node_jumps_to_its_step(lab):
 
 # A laptop's window: the stepper's current op and the chain-rule text explaining it, and every picture's text
 SMALL_WINDOW = (1024, 768)
-IN_VIEW = """(k) => {
+IN_VIEW = r"""(k) => {
     const s = document.querySelectorAll('.tapelab-stepper')[k];
     const op = s.querySelector('.tapelab-graph g.node.tapelab-current');
     const line = s.querySelector('.tapelab-stepper-panel pre');
@@ -204,8 +204,29 @@ IN_VIEW = """(k) => {
     const area = s.closest('.jp-OutputArea-output').getBoundingClientRect();
     const cut = [...s.querySelectorAll('.tapelab-stepper-table td')].filter(
         td => td.getBoundingClientRect().right > Math.min(area.right, innerWidth) + 1).map(td => td.textContent);
+    // a word or number the panel or the table wraps across two lines ("norm 0.0089|04"): a character whose line is
+    // below its neighbour's with no space between them
+    const split = [];
+    for (const box of [line, ...s.querySelectorAll('.tapelab-stepper-table td')]) {
+        const chars = [], walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+        while (walker.nextNode()) {
+            const n = walker.currentNode;
+            for (let i = 0; i < n.length; i++) {
+                const r = document.createRange();
+                r.setStart(n, i);
+                r.setEnd(n, i + 1);
+                const b = r.getClientRects()[0];
+                chars.push([n.data[i], b ? b.top : null]);
+            }
+        }
+        for (let i = 1; i < chars.length; i++) {
+            const [c, top] = chars[i], [before, beforeTop] = chars[i - 1];
+            if (top !== null && beforeTop !== null && top > beforeTop + 3 && /[\w.]/.test(c) && /[\w.]/.test(before))
+                split.push(chars.slice(Math.max(0, i - 20), i + 8).map(x => x[0]).join(''));
+        }
+    }
     return {op: visible(o), panel: visible(firstLines), opRect: [o.top, o.bottom], panelTop: p.top,
-            height: innerHeight, cut: cut, smallestPx: Math.min(...texts.map(t =>
+            height: innerHeight, cut: cut, split: split, smallestPx: Math.min(...texts.map(t =>
                 parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a))};
 }"""
 
@@ -216,7 +237,8 @@ IN_VIEW = """(k) => {
 def test_in_a_1024_px_window_the_current_op_and_its_panel_are_in_view_together(lab, name, k):
     """With the stepper scrolled to the top of a 1024 x 768 window, as a learner pressing Next has it, every step
     shows the current op and the first lines of its chain-rule panel at once, no text in the picture is smaller
-    than LEGIBLE_PX, and no cell of the sources' table (a gradient, its "final") is cut off at the right."""
+    than LEGIBLE_PX, no cell of the sources' table (a gradient, its "final") is cut off at the right, and no word or
+    number of the panel or the table is wrapped across two lines."""
     url, token = lab
     with browser.chromium(*SMALL_WINDOW) as page:
         browser.open_notebook(page, url, token, name, run=True)
@@ -232,6 +254,7 @@ def test_in_a_1024_px_window_the_current_op_and_its_panel_are_in_view_together(l
             assert view["op"] and view["panel"], f"{name}, step {p} of {count}: not both in view: {view}"
             assert view["smallestPx"] >= LEGIBLE_PX - 0.01, f"{name}, step {p}: text of {view['smallestPx']:.1f} px"
             assert not view["cut"], f"{name}, step {p}: the table's cells cut off at the right: {view['cut']}"
+            assert not view["split"], f"{name}, step {p}: a value wrapped across two lines: {view['split']}"
         browser.SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(browser.SCREENSHOTS / f"1024-{name[:2]}-stepper-{k}.png"))
 
